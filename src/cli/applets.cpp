@@ -1,0 +1,44 @@
+#include "cli/applets.h"
+
+#include <algorithm>
+
+#include "tools/tools.h"
+
+namespace ot::cli {
+namespace {
+
+// THE table of native applets: sorted by name (checked at compile time); it
+// drives dispatch, `offloadtool --help` and "did you mean".
+constexpr Applet kApplets[] = {
+    {"bundle", "bundle host and device files into one file", &tools::run_bundle},
+    {"list", "list the entries of a bundle", &tools::run_list},
+    {"unbundle", "extract entries from a bundle", &tools::run_unbundle},
+};
+static_assert(std::ranges::is_sorted(kApplets, {}, &Applet::name));
+
+// LLVM tool names offloadtool answers to when installed under them.
+constexpr Personality kPersonalities[] = {
+    {"clang-offload-bundler", &tools::run_clang_offload_bundler},
+};
+
+}  // namespace
+
+std::span<const Applet> applets() { return kApplets; }
+std::span<const Personality> personalities() { return kPersonalities; }
+
+const Personality* find_personality(std::string_view argv0) {
+  auto slash = argv0.find_last_of("/\\");
+  std::string_view base = slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1);
+  if (base.size() > 4 && (base.ends_with(".exe") || base.ends_with(".EXE"))) base.remove_suffix(4);
+  for (const Personality& p : kPersonalities) {
+    for (std::size_t pos = base.find(p.name); pos != std::string_view::npos; pos = base.find(p.name, pos + 1)) {
+      bool left_ok = pos == 0 || base[pos - 1] == '-';
+      std::size_t end = pos + p.name.size();
+      bool right_ok = end == base.size() || base[end] == '-';
+      if (left_ok && right_ok) return &p;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace ot::cli

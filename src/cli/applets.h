@@ -1,0 +1,42 @@
+// The applet and personality tables: the one place a command is registered.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ot::cli {
+
+// What a command sees: the name it was invoked as (argv[0] exactly as typed),
+// the name used in its messages, and the arguments after the command name.
+struct Invocation {
+  std::string argv0;                 // as typed (LLVM prints this in "error:" lines)
+  std::string prog;                  // basename of argv0, or "offloadtool <applet>"
+  std::vector<std::string> args;
+};
+
+using CommandMain = int (*)(const Invocation&);
+
+struct Applet {
+  std::string_view name;
+  std::string_view summary;
+  CommandMain main;
+};
+
+struct Personality {
+  std::string_view name;     // matched against argv[0]'s basename with a boundary rule
+  CommandMain main;
+};
+
+std::span<const Applet> applets();
+std::span<const Personality> personalities();
+
+// The personality argv[0] selects, or nullptr. A name matches when it equals the
+// basename, or appears in it bounded by the start or a '-' before it and by the
+// end, a '-' (version suffix such as -19) or ".exe" after it.
+const Personality* find_personality(std::string_view argv0);
+
+int dispatch(int argc, char** argv);
+
+}  // namespace ot::cli

@@ -1,0 +1,92 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "cli/applets.h"
+#include "cli/diagnostics.h"
+
+namespace ot::cli {
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+void print_usage(std::FILE* to) {
+  std::string text =
+      "offloadtool " OT_VERSION " - bundle, package and wrap GPU offload binaries\n\n"
+      "usage: offloadtool <applet> [options...]\n"
+      "       offloadtool <applet> --help\n\n"
+      "applets:\n";
+  for (const Applet& a : applets()) text += fmt::format("  {:<10} {}\n", a.name, a.summary);
+  text += "\nInstalled (symlinked) under one of these names it behaves as that LLVM tool:\n ";
+  for (const Personality& p : personalities()) text += fmt::format(" {}", p.name);
+  text += "\n";
+  std::fputs(text.c_str(), to);
+}
+
+}  // namespace
+
+int dispatch(int argc, char** argv) {
+  std::string argv0 = argc > 0 ? argv[0] : "offloadtool";
+  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+
+  if (const Personality* p = find_personality(argv0)) {
+    auto slash = argv0.find_last_of('/');
+    Invocation inv{argv0, slash == std::string::npos ? argv0 : argv0.substr(slash + 1), std::move(args)};
+    return p->main(inv);
+  }
+
+  if (args.empty()) {
+    print_usage(stderr);
+    return 1;
+  }
+  const std::string& cmd = args[0];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+    return 0;
+  }
+  for (const Applet& a : applets()) {
+    if (a.name == cmd) {
+      Invocation inv{argv0, "offloadtool " + cmd, {args.begin() + 1, args.end()}};
+      return a.main(inv);
+    }
+  }
+  // An LLVM tool name as the first argument also works: `offloadtool clang-offload-bundler -list ...`.
+  for (const Personality& p : personalities()) {
+    if (p.name == cmd) {
+      Invocation inv{cmd, cmd, {args.begin() + 1, args.end()}};
+      return p.main(inv);
+    }
+  }
+  std::string message = fmt::format("unknown applet '{}'", cmd);
+  const Applet* best = nullptr;
+  std::size_t best_distance = 3;  // suggest only close spellings
+  for (const Applet& a : applets()) {
+    std::size_t d = edit_distance(cmd, a.name);
+    if (d < best_distance) best = &a, best_distance = d;
+  }
+  if (best) message += fmt::format(", did you mean '{}'?", best->name);
+  message += " (see 'offloadtool --help')";
+  print_error("offloadtool", message);
+  return 127;
+}
+
+}  // namespace ot::cli

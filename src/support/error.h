@@ -1,0 +1,61 @@
+// One error type for the whole library: a display file name, an optional byte
+// offset and a message. Library code throws; cli/run.cpp reports it once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace ot {
+
+struct Where {
+  std::string file;                      // display name; empty when no file applies
+  std::optional<std::uint64_t> offset{};  // byte offset inside `file`
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(Where where, std::string message);
+
+  const std::string& file() const { return where_.file; }
+  const std::optional<std::uint64_t>& offset() const { return where_.offset; }
+  const std::string& message() const { return message_; }
+
+  // "<file>: <message>, at offset 0x.." (the parts that apply).
+  static std::string render(const Where& where, const std::string& message);
+
+ private:
+  Where where_;
+  std::string message_;
+};
+
+// An error whose text is exactly what LLVM prints after "<argv0>: error: ";
+// the personalities use it so that their stderr matches LLVM byte for byte.
+class LlvmError : public std::runtime_error {
+ public:
+  explicit LlvmError(std::string text) : std::runtime_error(std::move(text)) {}
+};
+
+template <typename... Args>
+[[noreturn]] void fail(std::string file, fmt::format_string<Args...> f, Args&&... args) {
+  throw Error({std::move(file)}, fmt::format(f, std::forward<Args>(args)...));
+}
+
+template <typename... Args>
+[[noreturn]] void fail_at(Where where, fmt::format_string<Args...> f, Args&&... args) {
+  throw Error(std::move(where), fmt::format(f, std::forward<Args>(args)...));
+}
+
+template <typename... Args>
+[[noreturn]] void fail_llvm(fmt::format_string<Args...> f, Args&&... args) {
+  throw LlvmError(fmt::format(f, std::forward<Args>(args)...));
+}
+
+// strerror(errno_value) as LLVM's std::error_code::message() spells it.
+std::string errno_text(int errno_value);
+
+}  // namespace ot

@@ -1,0 +1,100 @@
+#include "support/mapped_file.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ot {
+
+std::string open_error_text(const std::string& path, int errno_value) {
+  return fmt::format("'{}': {}", path, errno_text(errno_value));
+}
+
+namespace {
+
+[[noreturn]] void throw_open(const std::string& path, int e) { throw Error({}, open_error_text(path, e)); }
+
+std::vector<std::byte> read_all(int fd, const std::string& path) {
+  std::vector<std::byte> out;
+  std::size_t used = 0;
+  for (;;) {
+    if (out.size() - used < 65536) out.resize(out.size() + std::max<std::size_t>(65536, out.size()));
+    ssize_t n = ::read(fd, out.data() + used, out.size() - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_open(path, errno);
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  out.resize(used);
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<InputFile> InputFile::open(const std::string& path) {
+  std::shared_ptr<InputFile> f(new InputFile());
+  f->path_ = path;
+  if (path == "-") {
+    f->buffer_ = read_all(STDIN_FILENO, path);
+    f->data_ = f->buffer_.data();
+    f->size_ = f->buffer_.size();
+    return f;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_open(path, errno);
+  struct stat st{};
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw_open(path, e);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw_open(path, EISDIR);
+  }
+  if (!S_ISREG(st.st_mode)) {  // pipes, character devices such as /dev/null
+    f->buffer_ = read_all(fd, path);
+    ::close(fd);
+    f->data_ = f->buffer_.data();
+    f->size_ = f->buffer_.size();
+    return f;
+  }
+  f->fd_ = fd;
+  f->size_ = static_cast<std::uint64_t>(st.st_size);
+  if (f->size_ > 0) {
+    void* p = mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) throw_open(path, errno);
+    f->data_ = static_cast<const std::byte*>(p);
+    f->mapped_ = true;
+  }
+  return f;
+}
+
+std::shared_ptr<InputFile> InputFile::from_memory(std::string name, std::vector<std::byte> data) {
+  std::shared_ptr<InputFile> f(new InputFile());
+  f->path_ = std::move(name);
+  f->buffer_ = std::move(data);
+  f->data_ = f->buffer_.data();
+  f->size_ = f->buffer_.size();
+  return f;
+}
+
+InputFile::~InputFile() {
+  if (mapped_) munmap(const_cast<std::byte*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::release(std::uint64_t off, std::uint64_t len) const {
+  if (!mapped_ || len == 0) return;
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  std::uint64_t begin = align_to(off, page);
+  std::uint64_t end = std::min<std::uint64_t>(off + len, size_) / page * page;
+  if (end > begin)
+    madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+
+}  // namespace ot

@@ -1,0 +1,52 @@
+// Read-only input files: mapped when they are regular files, read into memory
+// otherwise (stdin, pipes, /dev/null). Large payloads are never copied through
+// user space when the output is a regular file (see OutputFile::copy_from).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/bytes.h"
+
+namespace ot {
+
+class InputFile {
+ public:
+  // `path` "-" reads standard input. `display` is the name used in errors
+  // (defaults to the path). Throws ot::Error("'path': <strerror>") style errors
+  // through `open_error` so personalities can keep LLVM's wording.
+  static std::shared_ptr<InputFile> open(const std::string& path);
+  // An in-memory input (decompressed data, unit tests).
+  static std::shared_ptr<InputFile> from_memory(std::string name, std::vector<std::byte> data);
+
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile();
+
+  const std::string& path() const { return path_; }
+  Bytes bytes() const { return {data_, size_}; }
+  std::uint64_t size() const { return size_; }
+  // The descriptor of a regular file, or -1 when the data lives in memory.
+  int fd() const { return fd_; }
+
+  // Tell the kernel the mapped pages in [off, off+len) are no longer needed,
+  // so streaming a large input keeps the resident set flat.
+  void release(std::uint64_t off, std::uint64_t len) const;
+
+ private:
+  InputFile() = default;
+  std::string path_;
+  const std::byte* data_ = nullptr;
+  std::uint64_t size_ = 0;
+  int fd_ = -1;
+  bool mapped_ = false;
+  std::vector<std::byte> buffer_;
+};
+
+// Thrown by InputFile::open: the message is "'<path>': <strerror>", which is
+// also exactly LLVM's text.
+std::string open_error_text(const std::string& path, int errno_value);
+
+}  // namespace ot

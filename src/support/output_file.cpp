@@ -1,0 +1,186 @@
+#include "support/output_file.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "support/mapped_file.h"
+#include "support/signals.h"
+
+namespace ot {
+namespace {
+
+constexpr std::size_t kBufferSize = 1 << 16;
+constexpr std::uint64_t kCopyBlock = 8u << 20;
+
+std::string temp_pattern(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + base + ".XXXXXX";
+}
+
+}  // namespace
+
+void OutputFile::fail_io(const char* what, int e) const {
+  (void)what;
+  throw Error({}, open_error_text(path_, e));
+}
+
+OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+  if (path_ == "-") {
+    fd_ = STDOUT_FILENO;
+    owns_fd_ = false;
+    return;
+  }
+  struct stat st{};
+  if (::stat(path_.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) fail_io("open", EISDIR);
+    if (!S_ISREG(st.st_mode)) {  // /dev/null, a FIFO: write in place
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd_ < 0) fail_io("open", errno);
+      return;
+    }
+  }
+  temp_ = temp_pattern(path_);
+  fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
+  if (fd_ < 0) {
+    temp_.clear();
+    fail_io("create", errno);
+  }
+  signals::register_temp(temp_.c_str());
+  // mkstemp creates 0600; give the file the mode a plain creat() would.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+  buf_.reserve(kBufferSize);
+}
+
+OutputFile::OutputFile(OutputFile&& o) noexcept
+    : path_(std::move(o.path_)), fd_(o.fd_), owns_fd_(o.owns_fd_), finished_(o.finished_),
+      committed_(o.committed_), written_(o.written_), buf_(std::move(o.buf_)) {
+  // The signal table holds the temp name's address: re-register it for the new owner.
+  if (!o.temp_.empty()) signals::unregister_temp(o.temp_.c_str());
+  temp_ = std::move(o.temp_);
+  if (!temp_.empty()) signals::register_temp(temp_.c_str());
+  o.fd_ = -1;
+  o.temp_.clear();
+  o.committed_ = true;
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0 && owns_fd_) ::close(fd_);
+  if (!temp_.empty()) {
+    signals::unregister_temp(temp_.c_str());
+    if (!committed_) ::unlink(temp_.c_str());
+  }
+}
+
+void OutputFile::raw_write(const std::byte* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, std::min<std::size_t>(n, 1u << 30));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail_io("write", errno);
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void OutputFile::flush() {
+  if (!buf_.empty()) {
+    raw_write(buf_.data(), buf_.size());
+    buf_.clear();
+  }
+}
+
+void OutputFile::write(Bytes data) {
+  written_ += data.size();
+  if (data.size() >= kBufferSize) {
+    flush();
+    raw_write(data.data(), data.size());
+    return;
+  }
+  if (buf_.size() + data.size() > kBufferSize) flush();
+  buf_.insert(buf_.end(), data.begin(), data.end());
+}
+
+void OutputFile::zeros(std::uint64_t n) {
+  static const std::byte kZero[4096] = {};
+  while (n > 0) {
+    std::uint64_t k = std::min<std::uint64_t>(n, sizeof kZero);
+    write(Bytes(kZero, k));
+    n -= k;
+  }
+}
+
+void OutputFile::copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len) {
+  if (len == 0) return;
+  if (range_exceeds(off, len, in.size()))
+    fail_at({in.path(), off}, "0x{:x} bytes to copy extend past the end of the file", len);
+  if (in.fd() >= 0 && !temp_.empty()) {
+    flush();
+    loff_t src = static_cast<loff_t>(off);
+    std::uint64_t left = len;
+    while (left > 0) {
+      ssize_t n = ::copy_file_range(in.fd(), &src, fd_, nullptr, std::min<std::uint64_t>(left, 1u << 30), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // unsupported here (EXDEV on old kernels, EINVAL...) or short file: fall back
+      left -= static_cast<std::uint64_t>(n);
+    }
+    written_ += len - left;
+    off = static_cast<std::uint64_t>(src);
+    len = left;
+  }
+  while (len > 0) {
+    std::uint64_t k = std::min(len, kCopyBlock);
+    write(in.bytes().subspan(off, k));
+    in.release(off, k);
+    off += k;
+    len -= k;
+  }
+}
+
+void OutputFile::finish() {
+  if (finished_) return;
+  flush();
+  finished_ = true;
+  if (owns_fd_ && fd_ >= 0) {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail_io("close", errno);
+  }
+}
+
+void OutputFile::rename_into_place() {
+  if (temp_.empty()) {
+    committed_ = true;
+    return;
+  }
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail_io("rename", errno);
+  committed_ = true;
+  signals::unregister_temp(temp_.c_str());
+  temp_.clear();
+}
+
+void OutputFile::commit() {
+  finish();
+  rename_into_place();
+}
+
+void OutputFile::commit_all(std::vector<OutputFile>& outs) {
+  for (auto& o : outs) o.finish();
+  for (auto& o : outs) o.rename_into_place();
+}
+
+void write_file_atomic(const std::string& path, Bytes data) {
+  OutputFile out(path);
+  out.write(data);
+  out.commit();
+}
+
+}  // namespace ot

@@ -1,0 +1,60 @@
+// Atomic outputs: bytes go to a temporary file beside the destination and are
+// renamed over it only by commit(). An uncommitted temp is removed by the
+// destructor, and by the signal handler on Ctrl-C (see support/signals.h).
+// "-" writes to standard output; character devices (/dev/null) are written in place.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/bytes.h"
+
+namespace ot {
+
+class InputFile;
+
+class OutputFile {
+ public:
+  explicit OutputFile(std::string path);
+  OutputFile(OutputFile&&) noexcept;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+
+  const std::string& path() const { return path_; }
+  std::uint64_t written() const { return written_; }
+
+  void write(Bytes data);
+  void write(std::string_view s) { write(as_bytes(s)); }
+  void zeros(std::uint64_t n);
+  // Copy [off, off+len) of `in` without passing it through user space where the
+  // kernel allows it (copy_file_range), else from the mapping in large blocks.
+  void copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len);
+
+  // Flush, fsync-free close, rename over the destination. Throws on failure.
+  void commit();
+  // Several outputs: commit_all renames only after every output was flushed.
+  static void commit_all(std::vector<OutputFile>& outs);
+
+ private:
+  void flush();
+  void finish();   // flush + close; throws
+  void rename_into_place();
+  void raw_write(const std::byte* p, std::size_t n);
+  [[noreturn]] void fail_io(const char* what, int e) const;
+
+  std::string path_;
+  std::string temp_;     // empty when writing in place (stdout, devices)
+  int fd_ = -1;
+  bool owns_fd_ = true;
+  bool finished_ = false;
+  bool committed_ = false;
+  std::uint64_t written_ = 0;
+  std::vector<std::byte> buf_;
+};
+
+// Write a small whole file atomically.
+void write_file_atomic(const std::string& path, Bytes data);
+
+}  // namespace ot
