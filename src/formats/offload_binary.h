@@ -1,0 +1,115 @@
+// OffloadBinary (magic 10 FF 10 AD): the container clang's offloading driver
+// embeds in a host object's .llvm.offloading section (llvm-behaviour.md
+// section 3). Version 1 is read and written byte-identically to LLVM 19;
+// version 2 (several entries per header, length-delimited values) is read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/bytes.h"
+
+namespace ot::formats {
+
+enum class ImageKind : std::uint16_t { None = 0, Object = 1, Bitcode = 2, Cubin = 3, Fatbinary = 4, Ptx = 5 };
+// LLVM 15-19 numbering (newer LLVM renumbers HIP to 4).
+enum class OffloadKind : std::uint16_t { None = 0, OpenMP = 1, Cuda = 2, Hip = 3 };
+
+inline constexpr std::uint64_t kOffloadHeaderSize = 32;
+inline constexpr std::uint64_t kOffloadEntrySize = 40;
+inline constexpr std::uint64_t kOffloadStringEntrySizeV1 = 16;
+inline constexpr std::uint64_t kOffloadStringEntrySizeV2 = 24;
+inline constexpr std::uint64_t kOffloadAlignment = 8;
+
+bool has_offload_binary_magic(Bytes data);
+// LLVM bitcode, raw (BC C0 DE) or in the bitcode wrapper (DE C0 17 0B).
+bool is_llvm_bitcode(Bytes data);
+
+// getImageKind: "o" "bc" "cubin" "fatbin" "s" -> 1..5, anything else 0.
+ImageKind image_kind_from_extension(std::string_view ext);
+// getImageKindName: the extension for a kind, "" for 0 and unknown values.
+std::string_view image_kind_extension(std::uint16_t kind);
+// llvm-objdump --offloading's text: "elf" "llvm ir" "cubin" "fatbinary" "ptx", else "<none>".
+std::string_view image_kind_description(std::uint16_t kind);
+// getOffloadKind: exact "openmp" "cuda" "hip", anything else 0.
+OffloadKind offload_kind_from_name(std::string_view name);
+// getOffloadKindName: "openmp" "cuda" "hip", "none" for 0 and unknown values.
+std::string_view offload_kind_name(std::uint16_t kind);
+
+struct OffloadString {
+  std::string key;
+  std::string value;
+  bool operator==(const OffloadString&) const = default;
+};
+
+// ---- Reading -----------------------------------------------------------------
+
+struct OffloadEntry {
+  std::uint16_t image_kind = 0;
+  std::uint16_t offload_kind = 0;
+  std::uint32_t flags = 0;
+  std::vector<OffloadString> strings;  // in file order
+  std::uint64_t image_offset = 0;      // from the start of the data given to the reader
+  std::uint64_t image_size = 0;
+
+  // What LLVM's getString(key) answers: the last string with that key, "" if none.
+  std::string_view get(std::string_view key) const;
+  std::string_view triple() const { return get("triple"); }
+  std::string_view arch() const { return get("arch"); }
+};
+
+struct OffloadBinary {
+  std::uint32_t version = 0;
+  std::uint64_t offset = 0;  // of the header, from the start of the data given to the reader
+  std::uint64_t size = 0;    // the header's size field
+  std::vector<OffloadEntry> entries;  // version 1: exactly one
+};
+
+// The binary starting at `offset` of `data`. Every offset, size and string is
+// bounds-checked against the binary's own size. Errors name `file` and the
+// absolute offset `base + ...` (base = where `data` starts inside `file`).
+OffloadBinary read_offload_binary(Bytes data, std::uint64_t offset, const std::string& file,
+                                  std::uint64_t base = 0);
+
+// Every binary of a run of concatenated ones filling `data`. As in LLVM 19 the
+// next binary starts right after the previous one's `size` bytes.
+std::vector<OffloadBinary> read_offload_binaries(Bytes data, const std::string& file, std::uint64_t base = 0);
+
+// The error LLVM 19's OffloadBinary::create reports for the binary at the
+// start of `rest` (the bytes from there to the end of its container), or
+// None when LLVM accepts it. LLVM checks far less than read_offload_binary;
+// the personalities use this to print LLVM's words where LLVM fails.
+enum class Llvm19Verdict { Accepted, ParseFailed, UnexpectedEof };
+Llvm19Verdict llvm19_verdict(Bytes rest);
+// object_error texts: "Invalid data was encountered while parsing the file" /
+// "The end of the file was unexpectedly encountered".
+std::string_view llvm19_verdict_text(Llvm19Verdict v);
+
+// ---- Writing (version 1) -----------------------------------------------------
+
+struct OffloadImageDesc {
+  std::uint16_t image_kind = 0;
+  std::uint16_t offload_kind = 0;
+  std::uint32_t flags = 0;
+  std::vector<OffloadString> strings;  // string entries in this order
+  std::uint64_t image_size = 0;
+};
+
+// Everything around the image bytes, computed from the sizes alone so that
+// the image itself can be streamed: head (header, entry, string entries,
+// string table, zero padding; exactly the image offset bytes), then the image,
+// then tail_padding zero bytes.
+struct OffloadBinaryFrame {
+  std::vector<std::byte> head;
+  std::uint64_t image_size = 0;
+  std::uint64_t tail_padding = 0;
+  std::uint64_t total_size() const { return head.size() + image_size + tail_padding; }
+};
+
+OffloadBinaryFrame frame_offload_binary_v1(const OffloadImageDesc& desc);
+// The whole binary in memory (small images, tests).
+std::vector<std::byte> write_offload_binary_v1(OffloadImageDesc desc, Bytes image);
+
+}  // namespace ot::formats
