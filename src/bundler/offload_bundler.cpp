@@ -1,0 +1,424 @@
+#include "bundler/offload_bundler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "formats/bundle_binary.h"
+#include "formats/bundle_text.h"
+#include "formats/compressed_bundle.h"
+#include "object/bundle_sections.h"
+#include "object/object_file.h"
+#include "support/llvm_stringmap.h"
+#include "support/mapped_file.h"
+#include "support/md5.h"
+#include "support/output_file.h"
+#include "target/target_id.h"
+
+namespace ot::bundler {
+
+using formats::BundleEntry;
+using target::BundleId;
+
+namespace {
+
+constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
+
+enum class Handler { Binary, Text, Object };
+
+bool is_valid_type(std::string_view t) {
+  return formats::text_comment_for_type(t) || t == "bc" || t == "gch" || t == "ast" || t == "o" || t == "a";
+}
+
+// The file handler LLVM would create for `type` with `reference` as its input (2.7).
+Handler handler_for(const std::string& type, Bytes reference) {
+  if (!is_valid_type(type)) fail_llvm("'{}': invalid file type specified", type);
+  if (formats::text_comment_for_type(type)) return Handler::Text;
+  if ((type == "o" || type == "a") && object::identify_object(reference) != object::ObjectKind::NotObject)
+    return Handler::Object;
+  return Handler::Binary;
+}
+
+// "1,234,567": LLVM's formatWithCommas.
+std::string with_commas(std::uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// A bundle input after decompression, with its entries in file order.
+struct OpenedBundle {
+  std::shared_ptr<InputFile> file;
+  Handler handler = Handler::Binary;
+  std::vector<BundleEntry> entries;
+};
+
+std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::shared_ptr<InputFile> in) {
+  Bytes data = in->bytes();
+  // LLVM 19 treats anything shorter than the v1 header as uncompressed.
+  if (data.size() < 20 || !formats::has_ccob_magic(data)) {
+    if (config.verbose && data.size() >= 20 && config.err) config.err("Uncompressed bundle.\n");
+    return in;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  formats::CcobHeader h = formats::read_ccob_header(data, in->path());
+  Bytes payload = formats::ccob_payload(data, h);
+  std::vector<std::byte> plain;
+  try {
+    plain = compress::decompress(h.method, payload, h.uncompressed_size);
+  } catch (const Error& e) {
+    fail_llvm("Failed to decompress input: Could not decompress embedded file contents: {}", e.message());
+  }
+  if (config.verbose && config.err) {
+    double secs = std::max(seconds_since(t0), 1e-9);
+    Md5 md5;
+    md5.update(plain);
+    std::uint64_t recalculated = md5.truncated();
+    double rate = payload.empty() ? 0.0 : static_cast<double>(plain.size()) / static_cast<double>(payload.size());
+    std::string text = fmt::format("Compressed bundle format version: {}\n", h.version);
+    if (h.total_size) text += fmt::format("Total file size (from header): {} bytes\n", with_commas(*h.total_size));
+    text += fmt::format(
+        "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n"
+        "Compression rate: {:.2f}\nCompression ratio: {:.2f}%\nDecompression speed: {:.2f} MB/s\n"
+        "Stored hash: 0x{:016x}\nRecalculated hash: 0x{:016x}\nHashes match: {}\n",
+        compress::method_name(h.method), with_commas(payload.size()), with_commas(plain.size()), rate,
+        rate == 0 ? 0.0 : 100.0 / rate, static_cast<double>(plain.size()) / (1024.0 * 1024.0) / secs, h.hash,
+        recalculated, h.hash == recalculated ? "Yes" : "No");
+    config.err(text);
+  }
+  return InputFile::from_memory(in->path(), std::move(plain));
+}
+
+OpenedBundle open_bundle(const Config& config, const std::string& path) {
+  OpenedBundle b;
+  b.file = decompress_if_needed(config, InputFile::open(path));
+  Bytes data = b.file->bytes();
+  b.handler = handler_for(config.type, data);
+  switch (b.handler) {
+    case Handler::Text:
+      b.entries = formats::read_text_bundle(data, *formats::text_comment_for_type(config.type), path);
+      break;
+    case Handler::Object:
+      for (const object::SectionInfo& s : object::read_sections(data, path)) {
+        if (!s.name.starts_with(kSectionPrefix)) continue;
+        b.entries.push_back({s.name.substr(kSectionPrefix.size()), s.offset, s.has_data ? s.size : 0});
+      }
+      break;
+    case Handler::Binary:
+      if (formats::has_binary_bundle_magic(data)) b.entries = formats::read_binary_bundle(data, path);
+      break;
+  }
+  return b;
+}
+
+// The host bundle of an object: the single zero byte marks it.
+bool is_host_marker(const OpenedBundle& b, const BundleEntry& e) {
+  return b.handler == Handler::Object && e.size == 1 && b.file->bytes()[e.offset] == std::byte{0};
+}
+
+std::string quoted_command(const std::string& program, const std::vector<std::string>& args) {
+  std::string line = fmt::format("\"{}\"", program);
+  for (const std::string& a : args) line += fmt::format(" \"{}\"", a);
+  return line + "\n";
+}
+
+// A deterministic stand-in for the temporary file name LLVM would have created.
+std::string temp_name_for_display() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = tmp && *tmp ? tmp : "/tmp";
+  if (dir.back() == '/') dir.pop_back();
+  return dir + "/clang-offload-bundler-000000.tmp";
+}
+
+void write_stripped_host(const Config& config, const OpenedBundle& b, OutputFile& out) {
+  if (config.print_commands) {
+    if (config.err)
+      config.err(quoted_command(config.objcopy_path, {"--regex", "--remove-section=__CLANG_OFFLOAD_BUNDLE__.*", "--",
+                                                      b.file->path(), temp_name_for_display()}));
+    return;  // like LLVM with -###: the output stays empty
+  }
+  object::write_without_sections(
+      *b.file, [](std::string_view name) { return name.starts_with(kSectionPrefix); }, out);
+}
+
+}  // namespace
+
+std::string join_missing(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) s += names.size() == 2 ? " and " : (i + 1 == names.size() ? ", and " : ", ");
+    s += names[i];
+  }
+  return s;
+}
+
+std::vector<BundleId> check_targets(const Config& config, bool unbundling) {
+  std::vector<BundleId> parsed;
+  std::set<std::string> seen;
+  std::map<std::string, std::set<std::string>> ids_by_group;
+  std::size_t hosts = 0;
+  bool hip_only = true;
+  for (const std::string& raw : config.targets) {
+    if (!seen.insert(raw).second) fail_llvm("Duplicate targets are not allowed");
+    BundleId id(raw);
+    if (!id.is_valid()) {
+      std::string msg = fmt::format("invalid target '{}'", raw);
+      if (!id.has_valid_kind()) msg += fmt::format(", unknown offloading kind '{}'", id.kind());
+      if (!id.has_valid_triple()) msg += fmt::format(", unknown target triple '{}'", id.triple().str());
+      throw LlvmError(msg);
+    }
+    ids_by_group[id.kind_and_triple()].insert(id.target_id());
+    if (id.is_host()) ++hosts;
+    hip_only = hip_only && id.is_hip();
+    parsed.push_back(std::move(id));
+  }
+  // LLVM walks its StringMap of groups; a conflict in any group is an error, and
+  // which one is reported first only matters when several groups conflict.
+  std::vector<std::string> groups;
+  for (const auto& [g, ids] : ids_by_group) groups.push_back(g);
+  for (std::size_t i : stringmap_order(groups)) {
+    if (auto c = target::conflicting_target_ids(ids_by_group[groups[i]]))
+      fail_llvm("Cannot bundle inputs with conflicting targets: '{}-{}' and '{}-{}'", groups[i], c->first, groups[i],
+                c->second);
+  }
+  if ((unbundling && hosts > 1) || (!unbundling && hosts != 1 && !hip_only))
+    fail_llvm("expecting exactly one host target but got {}", hosts);
+  return parsed;
+}
+
+void bundle(const Config& config, const std::vector<BundleId>& targets) {
+  std::vector<std::shared_ptr<InputFile>> inputs;
+  for (const std::string& path : config.inputs) inputs.push_back(InputFile::open(path));
+  std::size_t host_index = 0;
+  bool has_host = false;
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (targets[i].is_host()) host_index = i, has_host = true;
+  Handler handler = handler_for(config.type, inputs[has_host ? host_index : 0]->bytes());
+  std::vector<std::string> ids;
+  for (const BundleId& t : targets) ids.push_back(t.str());
+
+  OutputFile out(config.outputs[0]);
+  if (handler == Handler::Object) {
+    if (!has_host)
+      fail("", "bundling an object file needs a host target: its input is the object the device code is added to");
+    if (config.print_commands) {
+      std::vector<std::string> args;
+      for (std::size_t i = 0; i < targets.size(); ++i) {
+        std::string section = std::string(kSectionPrefix) + ids[i];
+        args.push_back(fmt::format("--add-section={}={}", section,
+                                   i == host_index ? temp_name_for_display() : config.inputs[i]));
+        args.push_back(fmt::format("--set-section-flags={}=readonly,exclude", section));
+      }
+      args.insert(args.end(), {"--", config.inputs[host_index], config.outputs[0]});
+      if (config.err) config.err(quoted_command(config.objcopy_path, args));
+      out.commit();  // LLVM leaves an empty output behind with -###
+      return;
+    }
+    std::vector<object::AddedSection> sections;
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      sections.push_back({std::string(kSectionPrefix) + ids[i], i == host_index ? nullptr : inputs[i]});
+    object::write_with_added_sections(*inputs[host_index], sections, out);
+    out.commit();
+    return;
+  }
+
+  // The uncompressed bundle is produced as a sequence of pieces, each either
+  // literal bytes or a range of an input; it is streamed to the output directly
+  // or through the compressor, never assembled in memory.
+  struct Piece {
+    std::vector<std::byte> literal;
+    const InputFile* input = nullptr;
+    std::uint64_t zeros = 0;
+  };
+  std::vector<Piece> pieces;
+  std::uint64_t total = 0;
+  auto add_literal = [&](std::string_view s) {
+    pieces.push_back({{reinterpret_cast<const std::byte*>(s.data()), reinterpret_cast<const std::byte*>(s.data()) + s.size()}});
+    total += s.size();
+  };
+  if (handler == Handler::Text) {
+    std::string_view comment = *formats::text_comment_for_type(config.type);
+    std::string start = formats::text_start_marker(comment), end = formats::text_end_marker(comment);
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      add_literal(start + ids[i] + "\n");
+      pieces.push_back({{}, inputs[i].get(), 0});
+      total += inputs[i]->size();
+      add_literal(end + ids[i] + "\n");
+    }
+  } else {
+    std::vector<std::uint64_t> sizes;
+    for (const auto& in : inputs) sizes.push_back(in->size());
+    formats::BinaryBundleLayout layout = formats::layout_binary_bundle(ids, sizes, config.bundle_align);
+    std::uint64_t at = layout.header.size();
+    pieces.push_back({std::move(layout.header)});
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (layout.offsets[i] > at) pieces.push_back({{}, nullptr, layout.offsets[i] - at});
+      pieces.push_back({{}, inputs[i].get(), 0});
+      at = layout.offsets[i] + sizes[i];
+    }
+    total = layout.total_size;
+  }
+
+  if (!config.compress) {
+    for (const Piece& p : pieces) {
+      if (p.input)
+        out.copy_from(*p.input, 0, p.input->size());
+      else if (p.zeros)
+        out.zeros(p.zeros);
+      else
+        out.write(p.literal);
+    }
+    out.commit();
+    return;
+  }
+
+  if (config.ccob_version == 2 && total > 0xffffffffu) fail_llvm("Uncompressed size exceeds version 2 limit");
+  auto t0 = std::chrono::steady_clock::now();
+  Md5 md5;
+  // The header holds the compressed size and the hash, known only at the end,
+  // so the compressed stream (not the input) is collected before writing.
+  std::vector<std::byte> compressed;
+  std::uint64_t compressed_size = 0;
+  compress::Compressor compressor(config.compression, total, [&](Bytes b) {
+    compressed.insert(compressed.end(), b.begin(), b.end());
+    compressed_size += b.size();
+  });
+  auto feed = [&](Bytes b) {
+    md5.update(b);
+    compressor.write(b);
+  };
+  static const std::byte kZero[4096] = {};
+  for (const Piece& p : pieces) {
+    if (p.input) {
+      Bytes all = p.input->bytes();
+      for (std::uint64_t off = 0; off < all.size(); off += 64u << 20) {
+        std::uint64_t n = std::min<std::uint64_t>(64u << 20, all.size() - off);
+        feed(all.subspan(off, n));
+        p.input->release(off, n);
+      }
+    } else if (p.zeros) {
+      for (std::uint64_t left = p.zeros; left > 0;) {
+        std::uint64_t n = std::min<std::uint64_t>(left, sizeof kZero);
+        feed(Bytes(kZero, n));
+        left -= n;
+      }
+    } else {
+      feed(p.literal);
+    }
+  }
+  compressor.finish();
+  formats::CcobHeader h;
+  h.version = config.ccob_version;
+  h.method = config.compression.method;
+  h.uncompressed_size = total;
+  h.hash = md5.truncated();
+  h.header_size = formats::ccob_header_size(h.version);
+  h.total_size = h.header_size + compressed_size;
+  if (h.version == 2 && *h.total_size > 0xffffffffu) fail_llvm("Total file size exceeds version 2 limit");
+  out.write(formats::write_ccob_header(h));
+  out.write(compressed);
+  out.commit();
+  if (config.verbose && config.err) {
+    double secs = std::max(seconds_since(t0), 1e-9);
+    double rate = compressed_size ? static_cast<double>(total) / static_cast<double>(compressed_size) : 0.0;
+    config.err(fmt::format(
+        "Compressed bundle format version: {}\nTotal file size (including headers): {} bytes\n"
+        "Compression method used: {}\nCompression level: {}\nBinary size before compression: {} bytes\n"
+        "Binary size after compression: {} bytes\nCompression rate: {:.2f}\nCompression ratio: {:.2f}%\n"
+        "Compression speed: {:.2f} MB/s\nTruncated MD5 hash: 0x{:016x}\n",
+        h.version, with_commas(*h.total_size), compress::method_name(h.method), config.compression.level,
+        with_commas(total), with_commas(compressed_size), rate, rate == 0 ? 0.0 : 100.0 / rate,
+        static_cast<double>(total) / (1024.0 * 1024.0) / secs, h.hash));
+  }
+}
+
+void unbundle(const Config& config, const std::vector<BundleId>& targets) {
+  OpenedBundle b = open_bundle(config, config.inputs[0]);
+
+  // The worklist: requested targets in llvm::StringMap order (that is the order
+  // LLVM tries them in for each bundle).
+  std::vector<std::string> names;
+  for (const BundleId& t : targets) names.push_back(t.str());
+  std::vector<std::size_t> order = stringmap_order(names);
+  std::vector<bool> pending(targets.size(), false);
+  for (std::size_t i : order) pending[i] = true;
+  std::size_t remaining = order.size();
+
+  std::vector<std::optional<OutputFile>> outs(targets.size());
+  auto output_for = [&](std::size_t i) -> OutputFile& {
+    if (!outs[i]) outs[i].emplace(config.outputs[i]);
+    return *outs[i];
+  };
+
+  // LLVM keeps binary-bundle entries in a StringMap and offers them to the
+  // worklist in its order; text and object entries come in file order.
+  std::vector<std::size_t> entry_order(b.entries.size());
+  for (std::size_t i = 0; i < entry_order.size(); ++i) entry_order[i] = i;
+  if (b.handler == Handler::Binary) {
+    std::vector<std::string> ids;
+    for (const BundleEntry& e : b.entries) ids.push_back(e.id);
+    entry_order = stringmap_order(ids);
+  }
+  for (std::size_t entry_index : entry_order) {
+    const BundleEntry& e = b.entries[entry_index];
+    if (remaining == 0) break;
+    BundleId code_object(e.id);
+    std::optional<std::size_t> match;
+    for (std::size_t i : order) {
+      if (pending[i] && target::is_code_object_compatible(code_object, targets[i], config.hip_openmp_compatible)) {
+        match = i;
+        break;
+      }
+    }
+    if (!match) continue;
+    OutputFile& out = output_for(*match);
+    if (is_host_marker(b, e))
+      write_stripped_host(config, b, out);
+    else
+      out.copy_from(*b.file, e.offset, e.size);
+    pending[*match] = false;
+    --remaining;
+  }
+
+  if (remaining > 0 && !config.allow_missing_bundles) {
+    std::vector<std::string> missing;
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      if (pending[i]) missing.push_back(names[i]);
+    fail_llvm("Can't find bundles for {}", join_missing(std::move(missing)));
+  }
+  if (remaining == targets.size()) {
+    // Nothing found (only reachable with -allow-missing-bundles): the host
+    // outputs get the input itself, the others are empty.
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      OutputFile& out = output_for(i);
+      if (targets[i].is_host()) out.copy_from(*b.file, 0, b.file->size());
+    }
+  } else {
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      if (pending[i]) output_for(i);
+  }
+  std::vector<OutputFile> all;
+  for (auto& o : outs)
+    if (o) all.push_back(std::move(*o));
+  OutputFile::commit_all(all);
+}
+
+void list(const Config& config) {
+  OpenedBundle b = open_bundle(config, config.inputs[0]);
+  std::string text;
+  for (const BundleEntry& e : b.entries) text += e.id + "\n";
+  if (config.out) config.out(text);
+}
+
+}  // namespace ot::bundler

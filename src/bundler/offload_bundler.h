@@ -1,0 +1,52 @@
+// The offload bundler: bundling, unbundling and listing with LLVM 19's
+// semantics, shared by the clang-offload-bundler personality and the native
+// bundle / unbundle / list applets. Knows nothing of command lines: options
+// arrive in a Config, messages leave through its callbacks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compress/codec.h"
+#include "target/bundle_id.h"
+
+namespace ot::bundler {
+
+struct Config {
+  std::string type;                  // i ii cui hipi d ll s bc gch ast o a
+  std::vector<std::string> targets;  // as given; standardised by check_targets
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  bool allow_missing_bundles = false;
+  bool hip_openmp_compatible = false;
+  bool print_commands = false;       // -###: print the llvm-objcopy commands LLVM would run
+  std::string objcopy_path = "llvm-objcopy";
+  std::uint64_t bundle_align = 1;
+  bool compress = false;
+  compress::Params compression;      // method, level, long distance, threads
+  std::uint16_t ccob_version = 2;
+  bool verbose = false;
+  // Where text goes: `out` = standard output (list), `err` = diagnostics
+  // (verbose statistics, -### commands). Each call is one or more whole lines.
+  std::function<void(std::string_view)> out;
+  std::function<void(std::string_view)> err;
+};
+
+// Steps 11-14 of LLVM's validation (reference 2.2): duplicate targets, invalid
+// targets, conflicting target IDs, the host-count rule. Returns the parsed
+// targets; throws LlvmError with LLVM's texts.
+std::vector<target::BundleId> check_targets(const Config& config, bool unbundling);
+
+void bundle(const Config& config, const std::vector<target::BundleId>& targets);
+void unbundle(const Config& config, const std::vector<target::BundleId>& targets);
+// Prints every bundle ID in file order. (LLVM 19 prints binary bundles in its
+// hash-table order, which carries no meaning; file order is deliberate.)
+void list(const Config& config);
+
+// "A", "A and B", "A, B, and C" over the sorted names (LLVM's missing-bundle list).
+std::string join_missing(std::vector<std::string> names);
+
+}  // namespace ot::bundler

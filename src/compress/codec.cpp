@@ -1,0 +1,163 @@
+#include "compress/codec.h"
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <limits>
+
+namespace ot::compress {
+
+std::string_view method_name(Method m) { return m == Method::Zstd ? "zstd" : "zlib"; }
+
+namespace {
+
+constexpr std::size_t kChunk = 1 << 20;
+
+std::string zlib_error_text(int code) {
+  switch (code) {
+    case Z_MEM_ERROR: return "zlib error: Z_MEM_ERROR";
+    case Z_BUF_ERROR: return "zlib error: Z_BUF_ERROR";
+    case Z_STREAM_ERROR: return "zlib error: Z_STREAM_ERROR";
+    case Z_DATA_ERROR: return "zlib error: Z_DATA_ERROR";
+    default: return "zlib error: Z_UNKNOWN_ERROR";
+  }
+}
+
+}  // namespace
+
+struct Compressor::Impl {
+  Params params;
+  Sink sink;
+  ZSTD_CCtx* zc = nullptr;
+  z_stream zs{};
+  bool zs_ready = false;
+  std::vector<std::byte> out = std::vector<std::byte>(kChunk);
+
+  ~Impl() {
+    if (zc) ZSTD_freeCCtx(zc);
+    if (zs_ready) deflateEnd(&zs);
+  }
+
+  void zstd_run(Bytes in, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer ib{in.data(), in.size(), 0};
+    for (;;) {
+      ZSTD_outBuffer ob{out.data(), out.size(), 0};
+      std::size_t left = ZSTD_compressStream2(zc, &ob, &ib, mode);
+      if (ZSTD_isError(left)) fail("", "zstd compression failed: {}", ZSTD_getErrorName(left));
+      if (ob.pos) sink(Bytes(out.data(), ob.pos));
+      bool done = mode == ZSTD_e_end ? left == 0 : ib.pos == ib.size;
+      if (done) break;
+    }
+  }
+
+  void zlib_run(Bytes in, int flush) {
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+    std::size_t remaining = in.size();
+    do {
+      // zlib counts in uInt: feed at most 1 GiB at a time.
+      uInt step = static_cast<uInt>(std::min<std::size_t>(remaining, 1u << 30));
+      zs.avail_in = step;
+      remaining -= step;
+      int f = remaining == 0 ? flush : Z_NO_FLUSH;
+      do {
+        zs.next_out = reinterpret_cast<Bytef*>(out.data());
+        zs.avail_out = static_cast<uInt>(out.size());
+        int rc = deflate(&zs, f);
+        if (rc == Z_STREAM_ERROR) fail("", "zlib compression failed: {}", zlib_error_text(rc));
+        std::size_t produced = out.size() - zs.avail_out;
+        if (produced) sink(Bytes(out.data(), produced));
+        if (f == Z_FINISH && rc == Z_STREAM_END) return;
+      } while (zs.avail_out == 0 || (f == Z_FINISH));
+    } while (remaining > 0);
+  }
+};
+
+Compressor::Compressor(const Params& params, std::uint64_t total_size, Sink sink) : impl_(new Impl) {
+  impl_->params = params;
+  impl_->sink = std::move(sink);
+  if (params.method == Method::Zstd) {
+    impl_->zc = ZSTD_createCCtx();
+    if (!impl_->zc) throw std::bad_alloc();
+    // The same parameters, in the same order, as llvm::compression::zstd::compress.
+    ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_enableLongDistanceMatching, params.long_distance ? 1 : 0);
+    std::size_t rc = ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_compressionLevel, params.level);
+    if (ZSTD_isError(rc)) fail("", "invalid zstd compression level {}", params.level);
+    if (params.window_log) ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_windowLog, params.window_log);
+    if (params.threads > 0) {
+      rc = ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_nbWorkers, params.threads);
+      if (ZSTD_isError(rc)) fail("", "this libzstd cannot compress with {} threads", params.threads);
+    }
+    ZSTD_CCtx_setPledgedSrcSize(impl_->zc, total_size);
+  } else {
+    if (params.level < -1 || params.level > 9) fail("", "invalid zlib compression level {}", params.level);
+    int rc = deflateInit(&impl_->zs, params.level);
+    if (rc != Z_OK) fail("", "zlib compression failed: {}", zlib_error_text(rc));
+    impl_->zs_ready = true;
+  }
+}
+
+Compressor::~Compressor() = default;
+
+void Compressor::write(Bytes data) {
+  for (std::size_t off = 0; off < data.size(); off += kChunk * 64) {
+    Bytes piece = data.subspan(off, std::min<std::size_t>(kChunk * 64, data.size() - off));
+    if (impl_->params.method == Method::Zstd)
+      impl_->zstd_run(piece, ZSTD_e_continue);
+    else
+      impl_->zlib_run(piece, Z_NO_FLUSH);
+  }
+}
+
+void Compressor::finish() {
+  if (impl_->params.method == Method::Zstd)
+    impl_->zstd_run({}, ZSTD_e_end);
+  else
+    impl_->zlib_run({}, Z_FINISH);
+}
+
+std::uint64_t max_decompressed_size(Method method, std::uint64_t compressed_size) {
+  // zstd: a block of at most 128 KiB costs at least 4 bytes (3-byte header + 1 RLE
+  // byte); zlib: deflate's maximum expansion is 1032:1.
+  const std::uint64_t ratio = method == Method::Zstd ? 32768 : 1032;
+  if (compressed_size > std::numeric_limits<std::uint64_t>::max() / ratio) return std::numeric_limits<std::uint64_t>::max();
+  return compressed_size * ratio + 4096;
+}
+
+std::vector<std::byte> decompress(Method method, Bytes src, std::uint64_t size) {
+  if (size > max_decompressed_size(method, src.size()))
+    fail("", "declared uncompressed size 0x{:x} is more than 0x{:x} compressed bytes can hold", size, src.size());
+  if (size > std::numeric_limits<std::size_t>::max()) throw std::bad_alloc();
+  std::vector<std::byte> out(static_cast<std::size_t>(size));
+  if (method == Method::Zstd) {
+    std::size_t n = ZSTD_decompress(out.data(), out.size(), src.data(), src.size());
+    if (ZSTD_isError(n)) fail("", "{}", ZSTD_getErrorName(n));
+    if (n != size) fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, n);
+    return out;
+  }
+  // uncompress() takes uLong sizes; feed it through inflate to handle any size.
+  z_stream zs{};
+  if (inflateInit(&zs) != Z_OK) fail("", "{}", zlib_error_text(Z_MEM_ERROR));
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(src.data()));
+  std::size_t in_left = src.size(), out_done = 0;
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    uInt in_step = static_cast<uInt>(std::min<std::size_t>(in_left, 1u << 30));
+    zs.avail_in = in_step;
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_done);
+    uInt out_step = static_cast<uInt>(std::min<std::size_t>(out.size() - out_done, 1u << 30));
+    zs.avail_out = out_step;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    in_left -= in_step - zs.avail_in;
+    out_done += out_step - zs.avail_out;
+    if (rc == Z_OK && zs.avail_out == out_step && zs.avail_in == in_step) rc = Z_BUF_ERROR;  // no progress
+    if (rc == Z_OK && out_done == out.size() && in_left == 0) rc = Z_BUF_ERROR;
+  }
+  inflateEnd(&zs);
+  if (rc == Z_NEED_DICT) rc = Z_DATA_ERROR;
+  if (rc == Z_BUF_ERROR && in_left == 0 && out_done < out.size()) rc = Z_BUF_ERROR;
+  if (rc != Z_STREAM_END) fail("", "{}", zlib_error_text(rc));
+  if (out_done != size) fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, out_done);
+  return out;
+}
+
+}  // namespace ot::compress

@@ -1,0 +1,56 @@
+// zstd and zlib behind one interface: a streaming compressor (so a bundle is
+// never assembled in memory to be compressed) and a bounded one-shot decompressor.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/bytes.h"
+
+namespace ot::compress {
+
+// The numbers are llvm::compression::Format, stored in CCOB headers.
+enum class Method : std::uint16_t { Zlib = 0, Zstd = 1 };
+
+std::string_view method_name(Method m);  // "zlib" / "zstd"
+
+struct Params {
+  Method method = Method::Zstd;
+  int level = 3;
+  bool long_distance = true;  // zstd only (ZSTD_c_enableLongDistanceMatching)
+  int threads = 0;            // zstd workers; 0 = single-threaded, LLVM's bytes
+  int window_log = 0;         // zstd; 0 = the library's choice for the level
+};
+
+using Sink = std::function<void(Bytes)>;
+
+class Compressor {
+ public:
+  // `total_size` is the exact number of bytes that will be fed (pledged to zstd,
+  // so the frame header matches what ZSTD_compress2 writes for the same input).
+  Compressor(const Params& params, std::uint64_t total_size, Sink sink);
+  ~Compressor();
+  Compressor(const Compressor&) = delete;
+  Compressor& operator=(const Compressor&) = delete;
+
+  void write(Bytes data);
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Decompress `src` into exactly `size` bytes. Errors are LLVM's texts
+// ("Src size is incorrect", "zlib error: Z_DATA_ERROR") without a prefix, thrown
+// as ot::Error with an empty file; the caller adds context. A declared size the
+// compressed data cannot possibly hold is rejected before anything is allocated.
+std::vector<std::byte> decompress(Method method, Bytes src, std::uint64_t size);
+
+// The largest output `compressed_size` bytes of this method can decode to.
+std::uint64_t max_decompressed_size(Method method, std::uint64_t compressed_size);
+
+}  // namespace ot::compress

@@ -1,0 +1,76 @@
+#include "formats/bundle_binary.h"
+
+#include <set>
+
+namespace ot::formats {
+
+bool has_binary_bundle_magic(Bytes data) {
+  return data.size() >= kBundleMagic.size() && as_chars(data.first(kBundleMagic.size())) == kBundleMagic;
+}
+
+std::vector<BundleEntry> read_binary_bundle(Bytes data, const std::string& file) {
+  ByteReader r(data, file);
+  if (!has_binary_bundle_magic(data)) fail_at({file, 0}, "not an offload bundle (no __CLANG_OFFLOAD_BUNDLE__ magic)");
+  std::uint64_t pos = kBundleMagic.size();
+  std::uint64_t count = r.u64le(pos, "bundle entry count");
+  pos += 8;
+  // Each entry takes at least 24 header bytes: a count the file cannot hold is a lie.
+  if (count > (data.size() - pos) / 24)
+    fail_at({file, kBundleMagic.size()}, "bundle entry count {} does not fit in the file (0x{:x} bytes)", count,
+            data.size());
+  std::vector<BundleEntry> entries;
+  entries.reserve(count);
+  std::set<std::string, std::less<>> seen;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t entry_at = pos;
+    BundleEntry e;
+    e.offset = r.u64le(pos, "bundle entry offset");
+    e.size = r.u64le(pos + 8, "bundle entry size");
+    std::uint64_t id_len = r.u64le(pos + 16, "bundle entry id length");
+    pos += 24;
+    e.id = std::string(as_chars(r.slice(pos, id_len, "bundle entry id")));
+    pos += id_len;
+    if (range_exceeds(e.offset, e.size, data.size()))
+      fail_at({file, entry_at}, "bundle entry {} ('{}') payload at 0x{:x} of 0x{:x} bytes extends past the end of the file (0x{:x} bytes)",
+              i, e.id, e.offset, e.size, data.size());
+    if (!seen.insert(e.id).second) fail_at({file, entry_at}, "duplicate bundle entry id '{}'", e.id);
+    entries.push_back(std::move(e));
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].offset < pos && entries[i].size > 0)
+      fail_at({file, entries[i].offset}, "bundle entry {} ('{}') payload overlaps the bundle header (0x{:x} bytes)", i,
+              entries[i].id, pos);
+  }
+  return entries;
+}
+
+BinaryBundleLayout layout_binary_bundle(std::span<const std::string> ids, std::span<const std::uint64_t> sizes,
+                                        std::uint64_t align) {
+  BinaryBundleLayout l;
+  std::uint64_t header_size = kBundleMagic.size() + 8;
+  for (const std::string& id : ids) header_size += 24 + id.size();
+  std::uint64_t at = header_size;
+  for (std::uint64_t size : sizes) {
+    at = align_to(at, align);
+    l.offsets.push_back(at);
+    at += size;
+  }
+  l.total_size = ids.empty() ? header_size : at;
+  l.header.resize(header_size);
+  std::byte* p = l.header.data();
+  std::memcpy(p, kBundleMagic.data(), kBundleMagic.size());
+  p += kBundleMagic.size();
+  store_le<std::uint64_t>(p, ids.size());
+  p += 8;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    store_le<std::uint64_t>(p, l.offsets[i]);
+    store_le<std::uint64_t>(p + 8, sizes[i]);
+    store_le<std::uint64_t>(p + 16, ids[i].size());
+    p += 24;
+    std::memcpy(p, ids[i].data(), ids[i].size());
+    p += ids[i].size();
+  }
+  return l;
+}
+
+}  // namespace ot::formats

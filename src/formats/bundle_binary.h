@@ -1,0 +1,41 @@
+// The binary offload-bundle layout (reference section 2.8):
+//   "__CLANG_OFFLOAD_BUNDLE__", u64 N, N x {u64 offset, u64 size, u64 id length, id},
+//   then the payloads at their (aligned, zero-padded) offsets. All little-endian.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/bytes.h"
+
+namespace ot::formats {
+
+inline constexpr std::string_view kBundleMagic = "__CLANG_OFFLOAD_BUNDLE__";
+
+struct BundleEntry {
+  std::string id;
+  std::uint64_t offset = 0;  // of the payload, in the (uncompressed) bundle
+  std::uint64_t size = 0;
+};
+
+bool has_binary_bundle_magic(Bytes data);
+
+// Every entry in file order. Unlike LLVM (which silently stops at the first bad
+// entry), a malformed header is an error naming the file and offset: a
+// truncated table, a payload outside the file or overlapping the header,
+// overflowing sums and duplicate IDs.
+std::vector<BundleEntry> read_binary_bundle(Bytes data, const std::string& file);
+
+// Header bytes and payload offsets for payloads of the given sizes, in order.
+struct BinaryBundleLayout {
+  std::vector<std::byte> header;
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t total_size = 0;
+};
+BinaryBundleLayout layout_binary_bundle(std::span<const std::string> ids, std::span<const std::uint64_t> sizes,
+                                        std::uint64_t align);
+
+}  // namespace ot::formats

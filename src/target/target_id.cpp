@@ -1,0 +1,169 @@
+#include "target/target_id.h"
+
+#include <algorithm>
+
+namespace ot::target {
+namespace {
+
+// LLVM 19's offload-arch names (CudaArch/OffloadArch table), "" = UNUSED.
+constexpr std::string_view kOffloadArchs[] = {
+    "",       "sm_20",  "sm_21",  "sm_30",  "sm_32",  "sm_35",  "sm_37",  "sm_50",  "sm_52",  "sm_53",
+    "sm_60",  "sm_61",  "sm_62",  "sm_70",  "sm_72",  "sm_75",  "sm_80",  "sm_86",  "sm_87",  "sm_89",
+    "sm_90",  "sm_90a", "gfx600", "gfx601", "gfx602", "gfx700", "gfx701", "gfx702", "gfx703", "gfx704",
+    "gfx705", "gfx801", "gfx802", "gfx803", "gfx805", "gfx810", "gfx9-generic", "gfx900", "gfx902",
+    "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx940", "gfx941", "gfx942",
+    "gfx10-1-generic", "gfx1010", "gfx1011", "gfx1012", "gfx1013", "gfx10-3-generic", "gfx1030",
+    "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036", "gfx11-generic", "gfx1100",
+    "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx12-generic", "gfx1200",
+    "gfx1201", "amdgcnspirv", "generic",
+};
+
+// LLVM 19's AMDGCN processor table (llvm/lib/TargetParser/TargetParser.cpp):
+// which target-ID features each processor supports.
+constexpr AmdgpuProcessor kAmdgpu[] = {
+    {"gfx600", "tahiti", false, false},
+    {"gfx601", "pitcairn verde", false, false},
+    {"gfx602", "hainan oland", false, false},
+    {"gfx700", "kaveri", false, false},
+    {"gfx701", "hawaii", false, false},
+    {"gfx702", "", false, false},
+    {"gfx703", "kabini mullins", false, false},
+    {"gfx704", "bonaire", false, false},
+    {"gfx705", "", false, false},
+    {"gfx801", "carrizo", true, false},
+    {"gfx802", "iceland tonga", false, false},
+    {"gfx803", "fiji polaris10 polaris11", false, false},
+    {"gfx805", "tongapro", false, false},
+    {"gfx810", "stoney", true, false},
+    {"gfx900", "", true, false},
+    {"gfx902", "", true, false},
+    {"gfx904", "", true, false},
+    {"gfx906", "", true, true},
+    {"gfx908", "", true, true},
+    {"gfx909", "", true, false},
+    {"gfx90a", "", true, true},
+    {"gfx90c", "", true, false},
+    {"gfx940", "", true, true},
+    {"gfx941", "", true, true},
+    {"gfx942", "", true, true},
+    {"gfx1010", "", true, false},
+    {"gfx1011", "", true, false},
+    {"gfx1012", "", true, false},
+    {"gfx1013", "", true, false},
+    {"gfx1030", "", false, false},
+    {"gfx1031", "", false, false},
+    {"gfx1032", "", false, false},
+    {"gfx1033", "", false, false},
+    {"gfx1034", "", false, false},
+    {"gfx1035", "", false, false},
+    {"gfx1036", "", false, false},
+    {"gfx1100", "", false, false},
+    {"gfx1101", "", false, false},
+    {"gfx1102", "", false, false},
+    {"gfx1103", "", false, false},
+    {"gfx1150", "", false, false},
+    {"gfx1151", "", false, false},
+    {"gfx1152", "", false, false},
+    {"gfx1200", "", false, false},
+    {"gfx1201", "", false, false},
+    {"gfx9-generic", "", true, false},
+    {"gfx10-1-generic", "", true, false},
+    {"gfx10-3-generic", "", false, false},
+    {"gfx11-generic", "", false, false},
+    {"gfx12-generic", "", false, false},
+};
+
+bool has_word(std::string_view list, std::string_view word) {
+  while (!list.empty()) {
+    auto sp = list.find(' ');
+    if (list.substr(0, sp) == word) return true;
+    if (sp == std::string_view::npos) break;
+    list.remove_prefix(sp + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_known_offload_arch(std::string_view name) {
+  return std::find(std::begin(kOffloadArchs), std::end(kOffloadArchs), name) != std::end(kOffloadArchs);
+}
+
+const AmdgpuProcessor* find_amdgpu_processor(std::string_view name) {
+  if (name.empty()) return nullptr;
+  for (const AmdgpuProcessor& p : kAmdgpu)
+    if (p.name == name || has_word(p.aliases, name)) return &p;
+  return nullptr;
+}
+
+std::optional<std::string> parse_target_id_format(std::string_view id, FeatureMap* features) {
+  FeatureMap local;
+  if (!features) features = &local;
+  if (id.empty()) return std::string();
+  auto colon = id.find(':');
+  std::string_view processor = id.substr(0, colon);
+  if (processor.empty()) return std::nullopt;
+  if (colon == std::string_view::npos) return std::string(processor);
+  std::string_view rest = id.substr(colon + 1);
+  if (rest.empty()) return std::string(processor);
+  while (!rest.empty()) {
+    auto next = rest.find(':');
+    std::string_view piece = rest.substr(0, next);
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
+    if (piece.empty()) return std::nullopt;
+    char sign = piece.back();
+    if (sign != '+' && sign != '-') return std::nullopt;
+    std::string name(piece.substr(0, piece.size() - 1));
+    if (features->count(name)) return std::nullopt;
+    (*features)[name] = sign == '+';
+  }
+  return std::string(processor);
+}
+
+std::optional<std::string> parse_target_id(const Triple& triple, std::string_view id, FeatureMap* features) {
+  FeatureMap local;
+  if (!features) features = &local;
+  auto processor = parse_target_id_format(id, features);
+  if (!processor) return std::nullopt;
+  std::string canonical = *processor;
+  bool xnack = false, sramecc = false;
+  if (triple.is_amdgpu()) {
+    const AmdgpuProcessor* p = triple.is_amdgcn() ? find_amdgpu_processor(*processor) : nullptr;
+    if (!p) return std::nullopt;
+    canonical = std::string(p->name);
+    xnack = p->xnack;
+    sramecc = p->sramecc;
+  }
+  if (canonical.empty()) return std::nullopt;
+  for (const auto& [name, on] : *features) {
+    (void)on;
+    if (!((name == "xnack" && xnack) || (name == "sramecc" && sramecc))) return std::nullopt;
+  }
+  return canonical;
+}
+
+std::optional<std::pair<std::string, std::string>> conflicting_target_ids(const std::set<std::string>& ids) {
+  struct Seen {
+    std::string id;
+    FeatureMap features;
+  };
+  std::map<std::string, Seen, std::less<>> by_processor;
+  for (const std::string& id : ids) {
+    FeatureMap features;
+    auto processor = parse_target_id_format(id, &features);
+    // LLVM dereferences the parse result unchecked; a malformed ID never takes part.
+    if (!processor) continue;
+    auto it = by_processor.find(*processor);
+    if (it == by_processor.end()) {
+      by_processor.emplace(*processor, Seen{id, std::move(features)});
+      continue;
+    }
+    for (const auto& [name, on] : features) {
+      (void)on;
+      if (!it->second.features.count(name)) return std::make_pair(it->second.id, id);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ot::target

@@ -1,0 +1,190 @@
+#include "target/triple.h"
+
+#include <array>
+#include <span>
+#include <utility>
+
+namespace ot::target {
+namespace {
+
+using Alias = std::pair<std::string_view, std::string_view>;  // spelling -> canonical
+
+// llvm::Triple::parseArch spellings (exact names; the arm/aarch64 families are
+// matched by prefix below, as LLVM does through ARM::parseArch).
+constexpr Alias kArchs[] = {
+    {"i386", "x86"}, {"i486", "x86"}, {"i586", "x86"}, {"i686", "x86"}, {"i786", "x86"}, {"i886", "x86"},
+    {"i986", "x86"}, {"amd64", "x86_64"}, {"x86_64", "x86_64"}, {"x86_64h", "x86_64"},
+    {"powerpc", "ppc"}, {"ppc", "ppc"}, {"ppc32", "ppc"}, {"powerpcle", "ppcle"}, {"ppcle", "ppcle"},
+    {"ppc32le", "ppcle"}, {"powerpc64", "ppc64"}, {"ppu", "ppc64"}, {"ppc64", "ppc64"},
+    {"powerpc64le", "ppc64le"}, {"ppc64le", "ppc64le"}, {"xscale", "arm"}, {"xscaleeb", "armeb"},
+    {"aarch64", "aarch64"}, {"aarch64_be", "aarch64_be"}, {"aarch64_32", "aarch64_32"}, {"arc", "arc"},
+    {"arm64", "aarch64"}, {"arm64_32", "aarch64_32"}, {"arm64e", "aarch64"}, {"arm64ec", "aarch64"},
+    {"arm", "arm"}, {"armeb", "armeb"}, {"thumb", "thumb"}, {"thumbeb", "thumbeb"}, {"avr", "avr"},
+    {"m68k", "m68k"}, {"msp430", "msp430"}, {"mips", "mips"}, {"mipseb", "mips"}, {"mipsallegrex", "mips"},
+    {"mipsisa32r6", "mips"}, {"mipsr6", "mips"}, {"mipsel", "mipsel"}, {"mipsallegrexel", "mipsel"},
+    {"mipsisa32r6el", "mipsel"}, {"mipsr6el", "mipsel"}, {"mips64", "mips64"}, {"mips64eb", "mips64"},
+    {"mipsn32", "mips64"}, {"mipsisa64r6", "mips64"}, {"mips64r6", "mips64"}, {"mipsn32r6", "mips64"},
+    {"mips64el", "mips64el"}, {"mipsn32el", "mips64el"}, {"mipsisa64r6el", "mips64el"},
+    {"mips64r6el", "mips64el"}, {"mipsn32r6el", "mips64el"}, {"r600", "r600"}, {"amdgcn", "amdgcn"},
+    {"riscv32", "riscv32"}, {"riscv64", "riscv64"}, {"hexagon", "hexagon"}, {"s390x", "systemz"},
+    {"systemz", "systemz"}, {"sparc", "sparc"}, {"sparcel", "sparcel"}, {"sparcv9", "sparcv9"},
+    {"sparc64", "sparcv9"}, {"tce", "tce"}, {"tcele", "tcele"}, {"xcore", "xcore"}, {"nvptx", "nvptx"},
+    {"nvptx64", "nvptx64"}, {"le32", "le32"}, {"le64", "le64"}, {"amdil", "amdil"}, {"amdil64", "amdil64"},
+    {"hsail", "hsail"}, {"hsail64", "hsail64"}, {"spir", "spir"}, {"spir64", "spir64"}, {"spirv", "spirv"},
+    {"spirv32", "spirv32"}, {"spirv32v1.0", "spirv32"}, {"spirv32v1.1", "spirv32"},
+    {"spirv32v1.2", "spirv32"}, {"spirv32v1.3", "spirv32"}, {"spirv32v1.4", "spirv32"},
+    {"spirv32v1.5", "spirv32"}, {"spirv32v1.6", "spirv32"}, {"spirv64", "spirv64"},
+    {"spirv64v1.0", "spirv64"}, {"spirv64v1.1", "spirv64"}, {"spirv64v1.2", "spirv64"},
+    {"spirv64v1.3", "spirv64"}, {"spirv64v1.4", "spirv64"}, {"spirv64v1.5", "spirv64"},
+    {"spirv64v1.6", "spirv64"}, {"lanai", "lanai"}, {"renderscript32", "renderscript32"},
+    {"renderscript64", "renderscript64"}, {"shave", "shave"}, {"ve", "ve"}, {"wasm32", "wasm32"},
+    {"wasm64", "wasm64"}, {"csky", "csky"}, {"loongarch32", "loongarch32"}, {"loongarch64", "loongarch64"},
+    {"dxil", "dxil"}, {"xtensa", "xtensa"}, {"bpf", "bpfel"}, {"bpf_be", "bpfeb"}, {"bpfeb", "bpfeb"},
+    {"bpfel", "bpfel"}, {"kalimba", "kalimba"}, {"kalimba3", "kalimba"}, {"kalimba4", "kalimba"},
+    {"kalimba5", "kalimba"}, {"sparcv9", "sparcv9"}, {"lanai", "lanai"},
+};
+
+constexpr Alias kVendors[] = {
+    {"apple", "apple"}, {"pc", "pc"}, {"scei", "scei"}, {"sie", "scei"}, {"fsl", "fsl"}, {"ibm", "ibm"},
+    {"img", "img"}, {"mti", "mti"}, {"nvidia", "nvidia"}, {"csr", "csr"}, {"amd", "amd"}, {"mesa", "mesa"},
+    {"suse", "suse"}, {"oe", "oe"}, {"intel", "intel"},
+};
+
+// llvm::Triple::parseOS and parseEnvironment match by prefix, in this order.
+constexpr Alias kOses[] = {
+    {"darwin", "darwin"}, {"dragonfly", "dragonfly"}, {"freebsd", "freebsd"}, {"fuchsia", "fuchsia"},
+    {"ios", "ios"}, {"kfreebsd", "kfreebsd"}, {"linux", "linux"}, {"lv2", "lv2"}, {"macos", "macosx"},
+    {"netbsd", "netbsd"}, {"openbsd", "openbsd"}, {"solaris", "solaris"}, {"uefi", "uefi"},
+    {"win32", "windows"}, {"windows", "windows"}, {"zos", "zos"}, {"haiku", "haiku"}, {"rtems", "rtems"},
+    {"nacl", "nacl"}, {"aix", "aix"}, {"cuda", "cuda"}, {"nvcl", "nvcl"}, {"amdhsa", "amdhsa"},
+    {"ps4", "ps4"}, {"ps5", "ps5"}, {"elfiamcu", "elfiamcu"}, {"tvos", "tvos"}, {"watchos", "watchos"},
+    {"bridgeos", "bridgeos"}, {"driverkit", "driverkit"}, {"xros", "xros"}, {"visionos", "xros"},
+    {"mesa3d", "mesa3d"}, {"amdpal", "amdpal"}, {"hermit", "hermit"}, {"hurd", "hurd"}, {"wasi", "wasi"},
+    {"emscripten", "emscripten"}, {"shadermodel", "shadermodel"}, {"liteos", "liteos"},
+    {"serenity", "serenity"}, {"vulkan", "vulkan"}, {"none", ""},
+};
+
+constexpr Alias kEnvironments[] = {
+    {"eabihf", "eabihf"}, {"eabi", "eabi"}, {"gnuabin32", "gnuabin32"}, {"gnuabi64", "gnuabi64"},
+    {"gnueabihft64", "gnueabihft64"}, {"gnueabihf", "gnueabihf"}, {"gnueabit64", "gnueabit64"},
+    {"gnueabi", "gnueabi"}, {"gnuf32", "gnuf32"}, {"gnuf64", "gnuf64"}, {"gnusf", "gnusf"},
+    {"gnux32", "gnux32"}, {"gnu_ilp32", "gnu_ilp32"}, {"code16", "code16"}, {"gnut64", "gnut64"},
+    {"gnu", "gnu"}, {"android", "android"}, {"musleabihf", "musleabihf"}, {"musleabi", "musleabi"},
+    {"muslx32", "muslx32"}, {"musl", "musl"}, {"msvc", "msvc"}, {"itanium", "itanium"},
+    {"cygnus", "cygnus"}, {"coreclr", "coreclr"}, {"simulator", "simulator"}, {"macabi", "macabi"},
+    {"pixel", "pixel"}, {"vertex", "vertex"}, {"geometry", "geometry"}, {"hull", "hull"},
+    {"domain", "domain"}, {"compute", "compute"}, {"library", "library"}, {"raygeneration", "raygeneration"},
+    {"intersection", "intersection"}, {"anyhit", "anyhit"}, {"closesthit", "closesthit"}, {"miss", "miss"},
+    {"callable", "callable"}, {"mesh", "mesh"}, {"amplification", "amplification"},
+    {"opencl", "opencl"}, {"ohos", "ohos"}, {"pauthtest", "pauthtest"},
+};
+
+std::string_view lookup_exact(std::span<const Alias> table, std::string_view s) {
+  for (const auto& [name, kind] : table)
+    if (name == s) return kind;
+  return {};
+}
+
+std::string_view lookup_prefix(std::span<const Alias> table, std::string_view s) {
+  for (const auto& [name, kind] : table)
+    if (s.starts_with(name)) return kind;
+  return {};
+}
+
+std::string_view parse_arch(std::string_view a) {
+  if (auto k = lookup_exact(kArchs, a); !k.empty()) return k;
+  // ARM::parseArch: armv7a, thumbv7m, armv8.2a... keep the family.
+  for (std::string_view fam : {"armeb", "thumbeb", "arm", "thumb"}) {
+    if (a.starts_with(fam) && a.size() > fam.size() && a[fam.size()] == 'v') return lookup_exact(kArchs, fam);
+  }
+  if (a.starts_with("aarch64") || a.starts_with("arm64")) return {};
+  return {};
+}
+
+std::string_view object_format_of(std::string_view env_text) {
+  if (env_text.ends_with("elf")) return "elf";
+  if (env_text.ends_with("coff")) return "coff";
+  if (env_text.ends_with("macho")) return "macho";
+  if (env_text.ends_with("xcoff")) return "xcoff";
+  if (env_text.ends_with("wasm")) return "wasm";
+  if (env_text.ends_with("goff")) return "goff";
+  if (env_text.ends_with("spirv")) return "spirv";
+  if (env_text.ends_with("dxcontainer")) return "dxcontainer";
+  return {};
+}
+
+}  // namespace
+
+Triple::Triple(std::string_view text) : text_(text) {
+  std::string_view rest = text;
+  std::string pieces[4];
+  for (int i = 0; i < 4; ++i) {
+    if (i == 3) {
+      pieces[i] = std::string(rest);
+      break;
+    }
+    auto dash = rest.find('-');
+    pieces[i] = std::string(rest.substr(0, dash));
+    if (dash == std::string_view::npos) {
+      rest = {};
+      for (int j = i + 1; j < 4; ++j) pieces[j].clear();
+      break;
+    }
+    rest = rest.substr(dash + 1);
+  }
+  arch_ = pieces[0];
+  vendor_ = pieces[1];
+  os_ = pieces[2];
+  env_ = pieces[3];
+  classify();
+}
+
+Triple::Triple(std::string_view arch, std::string_view vendor, std::string_view os, std::string_view env)
+    : arch_(arch), vendor_(vendor), os_(os), env_(env) {
+  text_ = arch_ + "-" + vendor_ + "-" + os_ + "-" + env_;
+  classify();
+}
+
+void Triple::classify() {
+  arch_kind_ = parse_arch(arch_);
+  vendor_kind_ = lookup_exact(kVendors, vendor_);
+  os_kind_ = lookup_prefix(kOses, os_);
+  env_kind_ = lookup_prefix(kEnvironments, env_);
+  objfmt_kind_ = object_format_of(env_);
+  if (objfmt_kind_.empty()) {
+    // Triple's default object format for the OS / arch.
+    if (is_darwin() || os_kind_ == "tvos" || os_kind_ == "watchos" || os_kind_ == "driverkit" ||
+        os_kind_ == "bridgeos" || os_kind_ == "xros")
+      objfmt_kind_ = "macho";
+    else if (os_kind_ == "windows")
+      objfmt_kind_ = "coff";
+    else if (os_kind_ == "aix")
+      objfmt_kind_ = "xcoff";
+    else if (os_kind_ == "zos")
+      objfmt_kind_ = "goff";
+    else if (arch_kind_ == "wasm32" || arch_kind_ == "wasm64")
+      objfmt_kind_ = "wasm";
+    else if (arch_kind_ == "spirv" || arch_kind_ == "spirv32" || arch_kind_ == "spirv64")
+      objfmt_kind_ = "spirv";
+    else if (arch_kind_ == "dxil")
+      objfmt_kind_ = "dxcontainer";
+    else if (!arch_kind_.empty())
+      objfmt_kind_ = "elf";
+  }
+}
+
+bool Triple::is_compatible_with(const Triple& o) const {
+  // ARM and Thumb of the same width are interchangeable.
+  auto arm_family = [](std::string_view a) -> std::string_view {
+    if (a == "thumb") return "arm";
+    if (a == "thumbeb") return "armeb";
+    return a;
+  };
+  bool arch_ok = arch_kind_ == o.arch_kind_ || (!arch_kind_.empty() && arm_family(arch_kind_) == arm_family(o.arch_kind_));
+  if (!arch_ok) return false;
+  // Apple vendors ignore the OS version: compare kinds only, which is what we hold.
+  return vendor_kind_ == o.vendor_kind_ && os_kind_ == o.os_kind_ && env_kind_ == o.env_kind_ &&
+         objfmt_kind_ == o.objfmt_kind_;
+}
+
+}  // namespace ot::target

@@ -1,0 +1,46 @@
+// The parts of llvm::Triple that leak into offload-bundler behaviour: the
+// 4-field split, the known-architecture test (isTripleValid) and the enum-level
+// comparison behind Triple::isCompatibleWith.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ot::target {
+
+class Triple {
+ public:
+  Triple() = default;
+  explicit Triple(std::string_view text);                  // llvm::Triple(text): str() is the text as given
+  Triple(std::string_view arch, std::string_view vendor,   // the 4-argument constructor: always 3 dashes
+         std::string_view os, std::string_view env);
+
+  const std::string& str() const { return text_; }
+  std::string_view arch_name() const { return arch_; }
+  std::string_view vendor_name() const { return vendor_; }
+  std::string_view os_name() const { return os_; }
+  std::string_view environment_name() const { return env_; }
+
+  // Canonical enum spellings ("" = unknown), as llvm::Triple's parsers map them.
+  std::string_view arch() const { return arch_kind_; }
+  std::string_view vendor() const { return vendor_kind_; }
+  std::string_view os() const { return os_kind_; }
+  std::string_view environment() const { return env_kind_; }
+  std::string_view object_format() const { return objfmt_kind_; }
+
+  bool has_known_arch() const { return !arch_kind_.empty(); }
+  bool is_amdgcn() const { return arch_kind_ == "amdgcn"; }
+  bool is_amdgpu() const { return arch_kind_ == "amdgcn" || arch_kind_ == "r600"; }
+  bool is_nvptx() const { return arch_kind_ == "nvptx" || arch_kind_ == "nvptx64"; }
+  bool is_windows() const { return os_kind_ == "windows"; }
+  bool is_darwin() const { return os_kind_ == "darwin" || os_kind_ == "macosx" || os_kind_ == "ios"; }
+
+  bool is_compatible_with(const Triple& other) const;
+
+ private:
+  void classify();
+  std::string text_, arch_, vendor_, os_, env_;
+  std::string_view arch_kind_, vendor_kind_, os_kind_, env_kind_, objfmt_kind_;
+};
+
+}  // namespace ot::target

@@ -1,0 +1,27 @@
+// offloadtool list: the entries of a bundle.
+#include <cstdio>
+
+#include "formats/bundle_binary.h"
+#include "tools/native_bundler_options.h"
+#include "tools/tools.h"
+
+namespace ot::tools {
+
+int run_list(const cli::Invocation& inv) {
+  CLI::App app{"List the bundle IDs of an offload bundle, in file order."};
+  app.name(inv.prog);
+  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  std::string input, type;
+  app.add_option("input", input, "bundle to read ('-' for standard input)")->required();
+  app.add_option("--type", type, "file type (default: detected from the content)");
+  return run_native(app, inv, [&] {
+    bundler::Config c = make_config();
+    c.inputs = {input};
+    c.type = type.empty() ? type_from_content(input) : type;
+    if (c.type.empty()) fail(input, "not an offload bundle");
+    bundler::list(c);
+    return 0;
+  });
+}
+
+}  // namespace ot::tools

@@ -1,0 +1,69 @@
+#include "tools/native_bundler_options.h"
+
+#include <cstdio>
+
+#include "cli/diagnostics.h"
+#include "cli/run.h"
+#include "formats/bundle_binary.h"
+#include "formats/bundle_text.h"
+#include "formats/compressed_bundle.h"
+#include "object/object_file.h"
+#include "support/mapped_file.h"
+
+namespace ot::tools {
+
+std::pair<std::string, std::string> split_target_pair(const std::string& spec, const std::string& prog) {
+  auto eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    throw Error({}, fmt::format("'{}': expected <bundle id>=<file> (see '{} --help')", spec, prog));
+  return {spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
+std::string type_from_extension(const std::string& path) {
+  auto dot = path.find_last_of('.');
+  auto slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  for (const char* t : {"i", "ii", "cui", "hipi", "d", "ll", "bc", "s", "o", "a", "gch", "ast"})
+    if (ext == t) return ext;
+  if (ext == "hipfb" || ext == "obj") return "o";
+  if (ext == "lib") return "a";
+  return "";
+}
+
+std::string type_from_content(const std::string& path) {
+  auto in = InputFile::open(path);
+  Bytes data = in->bytes();
+  if (formats::has_ccob_magic(data) || formats::has_binary_bundle_magic(data)) return "bc";
+  if (object::identify_object(data) != object::ObjectKind::NotObject) return "o";
+  std::string_view text = as_chars(data);
+  for (auto [comment, type] : {std::pair{"//", "i"}, std::pair{"#", "s"}, std::pair{";", "ll"}})
+    if (text.find(formats::text_start_marker(comment)) != std::string_view::npos) return type;
+  return "";
+}
+
+bundler::Config make_config() {
+  bundler::Config c;
+  c.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  c.err = [](std::string_view s) { cli::print_raw(s); };
+  return c;
+}
+
+int run_native(CLI::App& app, const cli::Invocation& inv, const std::function<int()>& body) {
+  std::vector<std::string> args(inv.args.rbegin(), inv.args.rend());  // CLI11 parses a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    cli::print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));
+    return 1;
+  }
+  return cli::run_guarded(inv.prog, body);
+}
+
+}  // namespace ot::tools
