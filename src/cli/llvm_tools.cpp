@@ -1,0 +1,148 @@
+#include "cli/llvm_tools.h"
+
+namespace ot::cli::llvmcl {
+namespace {
+
+// Options that libLLVM registers in every tool and that change how other
+// arguments split: -W (an alias of --no-warn) is a one-letter, so grouping,
+// flag: `-Wall` is read as -W then "all"; -gpsize is a prefix option, so
+// `-gpsize4` is accepted.
+constexpr Option kLibNoWarn{.name = "no-warn", .kind = Kind::Flag, .visibility = Visibility::ReallyHidden};
+constexpr Option kLibW{.name = "W", .kind = Kind::Flag, .visibility = Visibility::ReallyHidden, .alias_of = "no-warn"};
+constexpr Option kLibGpsize{.name = "gpsize", .kind = Kind::UInt, .visibility = Visibility::ReallyHidden, .prefix = true};
+// Every tool's `-h`: hidden, prints the option list (as --help-list).
+constexpr Option kHelpAlias{.name = "h", .kind = Kind::HelpFlag, .help = "Alias for --help",
+                            .visibility = Visibility::ReallyHidden};
+
+constexpr std::string_view kBundlerOverview =
+    "A tool to bundle several input files of the specified type <type> \n"
+    "referring to the same source file but different targets into a single \n"
+    "one. The resulting file can also be unbundled into different files by \n"
+    "this tool if -unbundle is provided.\n";
+
+constexpr Option kBundler19Options[] = {
+    {.name = "###",
+     .kind = Kind::Flag,
+     .help = "Print any external commands that are to be executed instead of actually executing them - for testing "
+             "purposes."},
+    {.name = "allow-missing-bundles", .kind = Kind::Flag, .help = "Create empty files if bundles are missing when unbundling."},
+    {.name = "bundle-align", .kind = Kind::UInt, .help = "Alignment of bundle for binary files"},
+    {.name = "check-input-archive",
+     .kind = Kind::Flag,
+     .help = "Check if input heterogeneous archive is valid in terms of TargetID rules."},
+    {.name = "compress", .kind = Kind::Flag, .help = "Compress output file when bundling."},
+    {.name = "compression-level", .kind = Kind::Int, .value_name = "n", .help = "Specify the compression level (integer)"},
+    {.name = "hip-openmp-compatible",
+     .kind = Kind::Flag,
+     .help = "Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa."},
+    {.name = "input", .kind = Kind::List, .help = "Input file. Can be specified multiple times for multiple input files."},
+    {.name = "inputs", .kind = Kind::CommaList, .help = "[<input file>,...] (deprecated)"},
+    {.name = "list", .kind = Kind::Flag, .help = "List bundle IDs in the bundled file."},
+    {.name = "output", .kind = Kind::List, .help = "Output file. Can be specified multiple times for multiple output files."},
+    {.name = "outputs", .kind = Kind::CommaList, .help = "[<output file>,...] (deprecated)"},
+    {.name = "targets", .kind = Kind::CommaList, .help = "[<offload kind>-<target triple>,...]"},
+    {.name = "type",
+     .kind = Kind::String,
+     .help = "Type of the files to be bundled/unbundled.\n"
+             "Current supported types are:\n"
+             "  i    - cpp-output\n"
+             "  ii   - c++-cpp-output\n"
+             "  cui  - cuda-cpp-output\n"
+             "  hipi - hip-cpp-output\n"
+             "  d    - dependency\n"
+             "  ll   - llvm\n"
+             "  bc   - llvm-bc\n"
+             "  s    - assembler\n"
+             "  o    - object\n"
+             "  a    - archive of objects\n"
+             "  gch  - precompiled-header\n"
+             "  ast  - clang AST file",
+     .required = true},
+    {.name = "unbundle", .kind = Kind::Flag, .help = "Unbundle bundled file into several output files."},
+    {.name = "verbose", .kind = Kind::Flag, .help = "Print debug information."},
+    kHelpAlias,
+    kLibW,
+    kLibNoWarn,
+    kLibGpsize,
+};
+
+constexpr Option kPackager19Options[] = {
+    {.name = "archive", .kind = Kind::Flag, .help = "Write extracted files to a static archive"},
+    {.name = "image",
+     .kind = Kind::List,
+     .value_name = "<key>=<value>,...",
+     .help = "List of key and value arguments. Required keywords are 'file' and 'triple'."},
+    {.name = "o", .kind = Kind::String, .value_name = "file", .help = "Write output to <file>."},
+    kHelpAlias,
+    kLibW,
+    kLibNoWarn,
+    kLibGpsize,
+};
+
+constexpr Option kWrapper14Options[] = {
+    {.name = "o", .kind = Kind::String, .value_name = "filename", .help = "Output filename", .required = true},
+    {.name = "target",
+     .kind = Kind::String,
+     .value_name = "triple",
+     .help = "Target triple for the output module",
+     .required = true},
+    // Outside the tool's category in LLVM 14, so hidden from help and suggestions.
+    {.name = "save-temps",
+     .kind = Kind::Flag,
+     .help = "Save temporary files",
+     .visibility = Visibility::ReallyHidden},
+    {.name = "add-omp-offload-notes",
+     .kind = Kind::Flag,
+     .help = "Add LLVMOMPOFFLOAD ELF notes to ELF device images",
+     .visibility = Visibility::ReallyHidden},
+    // Not in LLVM 14: the image-info extension of the wrapper's documentation
+    // (one per following image). ReallyHidden keeps help and "Did you mean"
+    // byte-identical to LLVM 14.
+    {.name = "offload-arch",
+     .kind = Kind::List,
+     .value_name = "name",
+     .help = "Offload architecture of the following input image",
+     .visibility = Visibility::ReallyHidden},
+    kHelpAlias,
+    kLibW,
+    kLibNoWarn,
+    kLibGpsize,
+};
+
+}  // namespace
+
+constinit const Tool kClangOffloadBundler19{
+    .dialect = Dialect::Llvm19,
+    .overview = kBundlerOverview,
+    .category = "clang-offload-bundler options",
+    .options = kBundler19Options,
+    .version = "Debian clang-offload-bundler version 19.1.7 (3~deb12u1)",
+};
+
+constinit const Tool kClangOffloadPackager19{
+    .dialect = Dialect::Llvm19,
+    .overview =
+        "A utility for bundling several object files into a single binary.\n"
+        "The output binary can then be embedded into the host section table\n"
+        "to create a fatbinary containing offloading code.\n",
+    .category = "clang-offload-packager options",
+    .options = kPackager19Options,
+    .positionals = Positionals::AtMostOne,
+    .positional_help = "Extract from <file>.",
+    .version = "Debian clang-offload-packager version 19.1.7 (3~deb12u1)",
+};
+
+constinit const Tool kClangOffloadWrapper14{
+    .dialect = Dialect::Llvm14,
+    .overview =
+        "A tool to create a wrapper bitcode for offload target binaries. Takes offload\n"
+        "target binaries as input and produces bitcode file containing target binaries packaged\n"
+        "as data and initialization code which registers target binaries in offload runtime.\n",
+    .category = "clang-offload-wrapper options",
+    .options = kWrapper14Options,
+    .positionals = Positionals::OneOrMore,
+    .positional_help = "<input files>",
+    .version = "Debian clang-offload-wrapper version 14.0.6",
+};
+
+}  // namespace ot::cli::llvmcl

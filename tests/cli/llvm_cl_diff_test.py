@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Differential test of offloadtool's emulation of LLVM's cl option parser.
+
+For many argument vectors whose outcome the option parser decides (help and
+version texts, parse errors, "Did you mean" suggestions, response files), run
+the real LLVM tool and `$OFFLOADTOOL <tool-name> ...` and compare stdout,
+stderr (the real tool's path replaced by its name) and the exit code.
+
+Vectors that would get past the parser carry a leading unknown argument
+(SENTINEL), so that the parser always has the last word.
+
+Environment: OFFLOADTOOL (our binary). Exit 0 all passed, 1 any failure,
+77 (skipped) when the LLVM tools are not installed.
+"""
+
+import concurrent.futures
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+REAL = {
+    "clang-offload-bundler": "/usr/lib/llvm-19/bin/clang-offload-bundler",
+    "clang-offload-packager": "/usr/lib/llvm-19/bin/clang-offload-packager",
+    "clang-offload-wrapper": "/usr/lib/llvm-14/bin/clang-offload-wrapper",
+}
+SENTINEL = "-zz-not-an-option"
+
+# Options each tool shows in --help-list-hidden (the ones "Did you mean" picks from).
+GENERIC = ["help", "help-hidden", "help-list", "help-list-hidden", "print-all-options", "print-options", "version"]
+VISIBLE = {
+    "clang-offload-bundler": GENERIC + [
+        "###", "allow-missing-bundles", "bundle-align", "check-input-archive", "compress", "compression-level",
+        "hip-openmp-compatible", "input", "inputs", "list", "output", "outputs", "targets", "type", "unbundle",
+        "verbose"],
+    "clang-offload-packager": GENERIC + ["archive", "image", "o"],
+    "clang-offload-wrapper": GENERIC + ["o", "target"],
+}
+
+
+def response_files(d):
+    """The response files the vectors refer to, in the working directory d."""
+    files = {
+        "r_list": b"-list -unbundle",
+        "r_type": b"-type=i\n-list",
+        "r_nested": b"@r_list -bogus",
+        "r_self": b"@r_self",
+        "r_loop_a": b"@r_loop_b",
+        "r_loop_b": b"@r_loop_a",
+        "r_tokens": b"-type=i -input=a\\ b \"-input=c d\" -input=\"e\\\"f\" '-input=g\\h' -input=\"\" \"\" -input=x\\",
+        "r_tokens2": b"a\"b c\"d e\\",
+        "r_ws": b"-type=i\r\n-in\\\nput=z\t-input=q\v-input=w\f-input=e",
+        "r_unterminated": b"'unterminated x",
+        "r_trailing": b"\"a\\",
+        "r_empty": b"",
+        "r_u8bom": b"\xef\xbb\xbf-bogus",
+        "r_u16le": b"\xff\xfe" + "-bogus \u00e9 \U0001f400".encode("utf-16-le"),
+        "r_u16be": b"\xfe\xff" + "-bogus".encode("utf-16-be"),
+        "r_u16odd": b"\xff\xfe-\x00t",
+        "r_u16lone": b"\xff\xfe-\x00\x00\xd8",
+        "r_u16bom": b"\xff\xfe",
+        "r_nul": b"-bo\x00gus -x",
+        "r_missing_inner": b"@nonexistent-inner -bogus",
+        "r_help": b"--help",
+        "r_sub_nested": b"@r_list",
+        "r_pos": b"a b",
+        "r_img": b"--image=file=a,triple=b --bogus",
+    }
+    for name, data in files.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+    os.mkdir(os.path.join(d, "subdir"))
+    with open(os.path.join(d, "subdir", "r_list"), "wb") as f:
+        f.write(b"-list")
+    with open(os.path.join(d, "subdir", "outer"), "wb") as f:
+        f.write(b"@r_sub_nested")  # resolved against the current directory
+    os.symlink("r_link", os.path.join(d, "r_link_target"))
+    with open(os.path.join(d, "r_link"), "wb") as f:
+        f.write(b"@r_link_target")
+    os.symlink("nowhere", os.path.join(d, "r_dangling"))
+
+
+def mutations(name):
+    """Misspellings of an option name: deletions, transpositions, insertions, replacements."""
+    out = set()
+    n = len(name)
+    for i in sorted({0, n // 2, n - 1}):
+        if n > 1:
+            out.add(name[:i] + name[i + 1:])
+        if i + 1 < n:
+            out.add(name[:i] + name[i + 1] + name[i] + name[i + 2:])
+        out.add(name[:i] + "x" + name[i:])
+        out.add(name[:i] + ("q" if name[i] != "q" else "r") + name[i + 1:])
+    out.add(name + "s")
+    out.add(name.upper())
+    out.discard(name)
+    return sorted(out)
+
+
+def vectors():
+    """(tool, args) pairs."""
+    B, P, W = "clang-offload-bundler", "clang-offload-packager", "clang-offload-wrapper"
+    wrap_ok = ["-o", "out.o", "--target=x86_64-pc-linux-gnu", "in.img"]
+    v = []
+
+    # Help and version, every spelling, every tool.
+    for t in REAL:
+        for opt in ["--help", "-help", "--help-hidden", "-help-hidden", "--help-list", "--help-list-hidden",
+                    "--version", "-version"]:
+            v.append((t, [opt]))
+            v.append((t, [SENTINEL, opt, "-bogus"]))
+        for opt in ["--help=", "--help=1", "--version=x", "--help-list=0", "-help-hidden=true"]:
+            v.append((t, [opt]))
+        v.append((t, ["--print-options", SENTINEL]))
+        v.append((t, ["--print-all-options=false", SENTINEL]))
+        v.append((t, ["--print-options=maybe"]))
+        v.append((t, ["--help", "--version"]))
+        v.append((t, ["--version", "--help"]))
+        v.append((t, ["-foo", "--help"]))
+        v.append((t, ["-h=maybe", "--version"]))
+    # -h prints the plain list once the parse succeeded; a parse error wins.
+    for extra in [["-h"], ["-h=1"], ["-h=TRUE"], ["-hW"], ["-Wh"], ["-h", "-h=0", SENTINEL], ["-h=0", "-h"]]:
+        v.append((B, ["-type=i"] + extra))
+        v.append((P, extra))
+        v.append((W, wrap_ok + extra))
+    v.append((B, ["-h"]))
+    v.append((W, ["-h"]))
+    v.append((W, ["-h", "-o", "x"]))
+
+    # Unknown arguments, dashes, '=' and values in suggestions.
+    for t in REAL:
+        for a in ["-", "", "foo", "-x", "-X", "-W=1", "---", "---o", "----help", "-=", "-=x", "--=x", "-=-",
+                  "-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "-hx", "-hx=3", "-Wall", "-Wxyz", "-hWq",
+                  "-oops", "-p=x", "-p", "-gpsize", "-gpsizeq", "-gpsize=", "-gpsizex=1", "-h=3x", "-Wh=1x",
+                  "-typ=i", "--tpye", "-lst", "-inpt=a,b", "-targts=a,b", "-imag=file=a", "-archiv=1", "-targt=x",
+                  "-tagret", "-save-temp", "-add-omp-offload-note", "-offload-arc=x", "--help-lis", "-prin-options",
+                  "-versoin", "-hlep", "--hlep", "-ofoo", "-o=", "-hofoo", "-ho", "-o"]:
+            v.append((t, [SENTINEL, a]))
+            if t != P:  # the packager needs no option: alone, some of these would reach the tool
+                v.append((t, [a]))
+        v.append((t, ["-gpsize=3", SENTINEL]))
+        v.append((t, ["-gpsize3", SENTINEL]))
+        v.append((t, ["-W", "-W=0", SENTINEL]))
+        v.append((t, ["-W", "-no-warn", SENTINEL]))
+        v.append((t, ["-W=maybe", "-Wh=2", "-no-warn=x"]))
+        v.append((t, ["--", "-bogus", "--help"]))
+        v.append((t, ["-bogus", "--", "--", "-x"]))
+
+    # Misspelled options, one and two dashes, with and without a value.
+    for t, names in VISIBLE.items():
+        for name in names:
+            for m in mutations(name):
+                v.append((t, [SENTINEL, "-" + m]))
+            v.append((t, [SENTINEL, "--" + mutations(name)[0] + "=val"]))
+            v.append((t, [SENTINEL, "-" + mutations(name)[-1] + "="]))
+    # Random strings: mostly ties, decided by LLVM's option-map order.
+    rng = random.Random(19)
+    for t in REAL:
+        for _ in range(60):
+            word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz-#") for _ in range(rng.randint(1, 14)))
+            v.append((t, [SENTINEL, "-" + word]))
+        for _ in range(15):
+            word = "".join(rng.choice("ehilopst") for _ in range(rng.randint(2, 8)))
+            v.append((t, [SENTINEL, "--" + word + "=" + word[:2]]))
+
+    # Values: booleans, unsigned and signed numbers, missing values, lists.
+    for b in ["", "true", "TRUE", "True", "1", "false", "FALSE", "False", "0", "maybe", "yes", "2", "tRUE", " 1"]:
+        v.append((B, ["-type=i", "-list=" + b, SENTINEL]))
+        v.append((P, ["--archive=" + b, SENTINEL]))
+    v.append((B, ["-type=i", "-list", "true"]))
+    for n in ["0", "1", "0x10", "0X1f", "010", "00", "09", "08", "0b101", "0B1", "0b2", "0b", "0o7", "0O7", "0o", "0x",
+              "0xg", "4294967295", "4294967296", "2147483647", "2147483648", "-2147483648", "-2147483649", "-1", "-0",
+              "-0x10", "-010", "-09", "-", "--5", "+5", " 5", "5 ", "1e3", "1_000", "", "18446744073709551615",
+              "18446744073709551616", "0xFFFFFFFF", "0xffffffff1", "abc"]:
+        v.append((B, ["-type=i", "-bundle-align=" + n, SENTINEL]))
+        v.append((B, ["-type=i", "-compression-level=" + n, SENTINEL]))
+    v.append((B, ["-type=i", "-bundle-align", "12", SENTINEL]))
+    v.append((B, ["-type=i", "-bundle-align", "x"]))
+    v.append((B, ["-type=i", "-compression-level", "-5", SENTINEL]))
+    v.append((B, ["-type"]))
+    v.append((B, ["-type=i", "-input"]))
+    v.append((B, ["-type=i", "-targets"]))
+    v.append((B, ["-type", "-list"] + [SENTINEL]))
+    v.append((B, ["-list=maybe", "-list=TRUE", "-list=yes", "-type=i"]))
+    v.append((B, ["-bundle-align=x", "-type"]))
+    v.append((B, ["-bundle-align=x", "--help"]))
+    v.append((P, ["-o"]))
+    v.append((P, ["--image"]))
+    v.append((P, ["-o=", SENTINEL]))
+    v.append((W, ["-o"]))
+    v.append((W, ["--target"]))
+    v.append((W, ["-o", "-o", "x"]))
+
+    # Required options and positional arguments.
+    v.append((B, []))
+    v.append((B, ["-list"]))
+    v.append((B, ["foo"]))
+    v.append((B, ["-type=i", "foo", "-", ""]))
+    v.append((B, ["-type=i", "--", "x", "-list"]))
+    v.append((B, ["--", "-type=i"]))
+    v.append((P, ["a", "b"]))
+    v.append((P, ["a", "b", "c", SENTINEL]))
+    v.append((P, ["-", "-"]))
+    v.append((P, ["--", "-o", "x"]))
+    v.append((P, ["-o", "x", "--", "-o", "y"]))
+    v.append((W, []))
+    v.append((W, ["in"]))
+    v.append((W, ["-o", "x"]))
+    v.append((W, ["--target=x"]))
+    v.append((W, ["-o", "x", "--target=y"]))
+    v.append((W, ["-o", "x", "--target=y", "--"]))
+    v.append((W, ["--", "-o", "x", "--target=y"]))
+    v.append((W, ["in", "-bogus"]))
+
+    # Repeated scalar options: an error in LLVM 14 only.
+    v.append((B, ["-type=i", "-type=o", "-list", "-list", "-bundle-align=2", "-bundle-align=4", SENTINEL]))
+    v.append((P, ["-o", "a", "-o", "b", "--archive", "--archive", SENTINEL]))
+    v.append((W, ["-o", "a", "-o", "b", "--target=x", "in"]))
+    v.append((W, ["-o", "a", "-o=b", "--target=x", "--target=z"]))
+    v.append((W, ["-save-temps", "-save-temps"] + wrap_ok))
+    v.append((W, ["-add-omp-offload-notes", "-add-omp-offload-notes=0"] + wrap_ok))
+    v.append((W, ["--print-options", "--print-options"]))
+    v.append((W, ["-h=maybe", "-bogus", "--help-list=1", "a", "b"]))
+    v.append((W, ["-h", "-h"] + wrap_ok))
+
+    # Several errors in one run, in LLVM's order.
+    v.append((B, ["-bogus", "-bundle-align=x", "-list=2", "--help=1", "-inputs", ]))
+    v.append((P, ["-ofoo", "a", "b", "-archive=x", "--image"]))
+    v.append((W, ["-ofoo", "--target", "-Wq", "-gpsizez"]))
+
+    # Response files.
+    for t in REAL:
+        for r in ["@nonexistent", "@r_dangling", "@r_nested", "@r_help", "@r_u8bom", "@r_u16le", "@r_u16be",
+                  "@r_nul", "@r_missing_inner", "@r_empty", "@r_u16bom", "@subdir/outer"]:
+            v.append((t, [SENTINEL, r]))
+            v.append((t, [r, SENTINEL]))
+        v.append((t, [SENTINEL, "@r_img"]))
+        v.append((t, ["-bogus", "@r_pos", "-x"]))
+    for r in ["@r_tokens", "@r_tokens2", "@r_ws", "@r_unterminated", "@r_trailing", "@r_list", "@r_u16le"]:
+        v.append((B, ["-type=i", "--", r]))  # tokens after -- come back as unknown arguments, one by one
+    v.append((B, ["-type=i", "@r_list", "-list", SENTINEL]))
+    v.append((B, ["@r_type", SENTINEL]))
+    # LLVM 19 abandons the parse on these and the tool goes on with defaults:
+    # only the packager, which then does nothing, keeps them parser-decided.
+    for r in ["@r_self", "@r_loop_a", "@r_link", "@subdir", "@", "@./subdir", "@subdir/", "@r_u16odd", "@r_u16lone"]:
+        v.append((P, [SENTINEL, r]))
+        v.append((P, [r, SENTINEL, "-x"]))
+        v.append((W, [SENTINEL, r]))  # LLVM 14: kept as an argument (here a positional)
+        v.append((W, ["-" + r[1:] if len(r) > 1 else "-", r]))
+    return v
+
+
+def run(cmd, cwd, env):
+    p = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    return p.stdout, p.stderr, p.returncode
+
+
+def main():
+    ours = os.environ.get("OFFLOADTOOL")
+    if not ours:
+        print("OFFLOADTOOL is not set", file=sys.stderr)
+        return 1
+    if not all(os.access(p, os.X_OK) for p in REAL.values()):
+        print("LLVM 19 / 14 offload tools not installed: skipped")
+        return 77
+    env = {k: val for k, val in os.environ.items() if not k.startswith("OFFLOAD_BUNDLER_")}
+    env["LC_ALL"] = "C"
+    cases = vectors()
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="llvm-cl-") as d:
+        response_files(d)
+
+        def check(case):
+            tool, args = case
+            real = run([REAL[tool]] + args, d, env)
+            mine = run([ours, tool] + args, d, env)
+            path = REAL[tool].encode()
+            expected = (real[0].replace(path, tool.encode()), real[1].replace(path, tool.encode()), real[2])
+            return case, expected, mine
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, (os.cpu_count() or 2) * 2)) as pool:
+            for case, expected, mine in pool.map(check, cases):
+                if expected != mine:
+                    failures.append((case, expected, mine))
+
+    for (tool, args), expected, mine in failures[:40]:
+        print(f"FAIL: {tool} {' '.join(repr(a) for a in args)}")
+        for label, e, m in zip(("stdout", "stderr", "exit"), expected, mine):
+            if e != m:
+                print(f"  {label} expected: {e!r}")
+                print(f"  {label} actual:   {m!r}")
+    print(f"{len(cases) - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
