@@ -13,12 +13,14 @@ constexpr Applet kApplets[] = {
     {"bundle", "bundle host and device files into one file", &tools::run_bundle},
     {"list", "list the entries of a bundle", &tools::run_list},
     {"unbundle", "extract entries from a bundle", &tools::run_unbundle},
+    {"wrap", "write a host object that registers device images", &tools::run_wrap},
 };
 static_assert(std::ranges::is_sorted(kApplets, {}, &Applet::name));
 
 // LLVM tool names offloadtool answers to when installed under them.
 constexpr Personality kPersonalities[] = {
     {"clang-offload-bundler", &tools::run_clang_offload_bundler},
+    {"clang-offload-wrapper", &tools::run_clang_offload_wrapper},
 };
 
 }  // namespace

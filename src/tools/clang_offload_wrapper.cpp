@@ -1,0 +1,59 @@
+// The clang-offload-wrapper personality: LLVM 14's command line (-o,
+// -target/--target, positional images, hidden -save-temps and
+// -add-omp-offload-notes) plus the documented --offload-arch extension (one
+// per following image). Deliberately different from LLVM 14: the output is a
+// finished host object file (ELF or COFF) for the target triple, not LLVM
+// bitcode, so no LLVM back end is needed to use it; --help says so after
+// LLVM's text. Empty images are refused (LLVM 14 wraps them silently).
+#include <cstdio>
+
+#include "cli/diagnostics.h"
+#include "cli/llvm_cl.h"
+#include "cli/llvm_tools.h"
+#include "cli/run.h"
+#include "tools/tools.h"
+#include "wrap/wrap.h"
+
+namespace ot::tools {
+
+int run_clang_offload_wrapper(const cli::Invocation& inv) {
+  auto parsed = cli::llvmcl::parse(cli::llvmcl::kClangOffloadWrapper14, inv);
+  if (const int* rc = std::get_if<int>(&parsed)) {
+    bool help = false;
+    for (const std::string& a : inv.args)
+      help = help || a == "-h" || a.starts_with("-help") || a.starts_with("--help");
+    if (*rc == 0 && help)
+      std::fputs("\nNOTE: this clang-offload-wrapper (offloadtool) writes a host object file (ELF or COFF)\n"
+                 "for --target, not LLVM bitcode: link it directly, no LLVM back end is needed.\n",
+                 stdout);
+    return *rc;
+  }
+  const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
+  return cli::run_guarded(inv.argv0, [&] {
+    wrap::Options o;
+    o.kind = wrap::Kind::OpenMP;
+    o.scheme = wrap::OpenMPScheme::Llvm14;
+    o.triple = p.value("target").value_or("");
+    wrap::host_target(o.triple);  // LLVM 14 checks the triple before reading inputs
+    // Each --offload-arch names the architecture of the next positional image.
+    std::string pending;
+    std::size_t archs = 0;
+    for (const cli::llvmcl::Occurrence& occ : p.occurrences()) {
+      if (occ.option == "offload-arch") {
+        if (!pending.empty()) fail("", "--offload-arch={} is not followed by an input image", pending);
+        pending = occ.value;
+        ++archs;
+      } else if (occ.option.empty()) {
+        o.images.push_back({occ.value, InputFile::open(occ.value), pending});
+        pending.clear();
+      }
+    }
+    if (!pending.empty()) fail("", "--offload-arch={} is not followed by an input image", pending);
+    if (archs != 0 && archs != o.images.size())
+      fail("", "{} --offload-arch values for {} images: give one per image or none", archs, o.images.size());
+    wrap::write_wrapper(o, p.value("o").value_or(""));
+    return 0;
+  });
+}
+
+}  // namespace ot::tools
