@@ -30,7 +30,8 @@ int run_wrap(const cli::Invocation& inv) {
       ->check(CLI::IsMember({"openmp", "cuda", "hip"}));
   app.add_option("--target,--host-triple", triple, "host target triple of the object")->required();
   app.add_option("--offload-arch", archs,
-                 "target ID of each image, in image order (repeat once per image, or not at all)");
+                 "target ID of each image, in image order (repeat once per image, or not at all)")
+      ->allow_extra_args(false);
   app.add_option("--scheme", scheme, "OpenMP registration scheme: llvm19 (default) or llvm14")
       ->check(CLI::IsMember({"llvm14", "llvm19"}));
   app.add_option("--entries", entries,
