@@ -1,0 +1,39 @@
+// Writing GNU `ar` archives byte-identical to LLVM 19's writeArchive(...,
+// SymtabWritingMode::NormalSymtab, K_GNU, Deterministic=true, Thin=false)
+// (llvm-behaviour.md 1.6): "!<arch>\n", a "/" symbol table when any member
+// has archive symbols ("/SYM64/" once member offsets need 64 bits), the "//"
+// long-name table, then the members with mtime/uid/gid 0 and mode 644, each
+// padded to an even size with '\n'. Payloads are streamed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "support/bytes.h"
+
+namespace ot {
+class InputFile;
+class OutputFile;
+}  // namespace ot
+
+namespace ot::archive {
+
+struct NewMember {
+  std::string name;                   // stored verbatim (a path stays a path)
+  Bytes data;                         // the contents
+  const InputFile* source = nullptr;  // when set, `data` lies inside source->bytes() and is copied from there
+};
+
+struct WriteOptions {
+  bool symbol_table = true;  // NormalSymtab; false = NoSymtab
+  // Member header offset from which the 64-bit symbol table is used. LLVM
+  // reads the same value from the SYM64_THRESHOLD environment variable (for
+  // tests); callers that want that behaviour pass it here.
+  std::uint64_t sym64_threshold = std::uint64_t{1} << 32;
+};
+
+// Appends the archive to `out`; returns the number of bytes written.
+std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> members, const WriteOptions& options = {});
+
+}  // namespace ot::archive
