@@ -178,6 +178,13 @@ def vectors():
     v.append((B, ["-type=i", "-bundle-align", "12", SENTINEL]))
     v.append((B, ["-type=i", "-bundle-align", "x"]))
     v.append((B, ["-type=i", "-compression-level", "-5", SENTINEL]))
+    v.append((B, ["-type", "--help", SENTINEL]))  # a value is taken even when it looks like an option
+    v.append((B, ["-input", "-type=i", SENTINEL]))
+    v.append((B, ["-targets", "-", "-type", "--", SENTINEL]))
+    v.append((P, ["--image", "--version", SENTINEL]))
+    v.append((W, ["--target", "-o", "in"]))
+    v.append((B, ["--type=i", "---type=i", "--list", SENTINEL]))
+    v.append((P, ["--o", "x", "---o", "y"]))
     v.append((B, ["-type"]))
     v.append((B, ["-type=i", "-input"]))
     v.append((B, ["-type=i", "-targets"]))
@@ -236,6 +243,7 @@ def vectors():
             v.append((t, [SENTINEL, r]))
             v.append((t, [r, SENTINEL]))
         v.append((t, [SENTINEL, "@r_img"]))
+        v.append((t, [SENTINEL, "@/dev/null", "@r_list"]))
         v.append((t, ["-bogus", "@r_pos", "-x"]))
     for r in ["@r_tokens", "@r_tokens2", "@r_ws", "@r_unterminated", "@r_trailing", "@r_list", "@r_u16le"]:
         v.append((B, ["-type=i", "--", r]))  # tokens after -- come back as unknown arguments, one by one
