@@ -13,7 +13,7 @@ constexpr std::uint32_t IMAGE_REL_AMD64_REL32 = 4;
 constexpr std::uint32_t R_AARCH64_ADR_PREL_PG_HI21 = 275, R_AARCH64_ADD_ABS_LO12_NC = 277, R_AARCH64_CALL26 = 283,
                         R_AARCH64_LDST64_ABS_LO12_NC = 286, R_AARCH64_ADR_GOT_PAGE = 311,
                         R_AARCH64_LD64_GOT_LO12_NC = 312;
-constexpr std::uint32_t R_PPC64_REL24 = 10, R_PPC64_GOT16_HA = 18, R_PPC64_TOC16_LO = 48, R_PPC64_TOC16_HA = 50,
+constexpr std::uint32_t R_PPC64_REL24 = 10, R_PPC64_GOT16_HA = 17, R_PPC64_TOC16_LO = 48, R_PPC64_TOC16_HA = 50,
                         R_PPC64_GOT16_LO_DS = 59, R_PPC64_TOC16_LO_DS = 64, R_PPC64_REL16_LO = 250,
                         R_PPC64_REL16_HA = 252;
 
