@@ -348,8 +348,15 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
 
   // The worklist: requested targets in llvm::StringMap order (that is the order
   // LLVM tries them in for each bundle).
+  // From here on LLVM works with the standardised names, parsed again: so a
+  // request "host-x86_64-unknown-linux-gnu" is the ID "host-...-gnu-", whose
+  // target ID is (by LLVM's parsing quirk) the whole string again.
   std::vector<std::string> names;
-  for (const BundleId& t : targets) names.push_back(t.str());
+  std::vector<BundleId> requested;
+  for (const BundleId& t : targets) {
+    names.push_back(t.str());
+    requested.emplace_back(names.back());
+  }
   std::vector<std::size_t> order = stringmap_order(names);
   std::vector<bool> pending(targets.size(), false);
   for (std::size_t i : order) pending[i] = true;
@@ -376,7 +383,7 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
     BundleId code_object(e.id);
     std::optional<std::size_t> match;
     for (std::size_t i : order) {
-      if (pending[i] && target::is_code_object_compatible(code_object, targets[i], config.hip_openmp_compatible)) {
+      if (pending[i] && target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible)) {
         match = i;
         break;
       }

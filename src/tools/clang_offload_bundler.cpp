@@ -73,7 +73,7 @@ std::string objcopy_for_display(const std::string& argv0) {
 }  // namespace
 
 int run_clang_offload_bundler(const cli::Invocation& inv) {
-  auto parsed = cli::llvmcl::parse(cli::kClangOffloadBundler19, inv);
+  auto parsed = cli::llvmcl::parse(cli::llvmcl::kClangOffloadBundler19, inv);
   if (const int* rc = std::get_if<int>(&parsed)) return *rc;
   const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
 
@@ -85,21 +85,19 @@ int run_clang_offload_bundler(const cli::Invocation& inv) {
     // Flags given on the command line override the environment.
     if (p.given("compress")) c.compress = p.flag("compress");
     if (p.given("verbose")) c.verbose = p.flag("verbose");
-    if (p.given("compression-level")) c.compression.level = std::stoi(*p.value("compression-level"));
+    if (p.given("compression-level")) c.compression.level = *p.int_value("compression-level");
     c.type = *p.value("type");
     c.allow_missing_bundles = p.flag("allow-missing-bundles");
     c.hip_openmp_compatible = p.flag("hip-openmp-compatible");
     c.print_commands = p.flag("###");
     c.objcopy_path = objcopy_for_display(inv.argv0);
-    if (p.given("bundle-align")) c.bundle_align = std::stoull(*p.value("bundle-align"));
+    if (p.given("bundle-align")) c.bundle_align = *p.uint_value("bundle-align");
     // LLVM divides by zero here; an alignment of 0 is refused instead.
     if (c.bundle_align == 0) fail_llvm("invalid -bundle-align value 0: the alignment must be at least 1");
 
     const bool unbundling = p.flag("unbundle"), listing = p.flag("list");
-    const auto& input = p.values("input");
-    const auto& inputs = p.values("inputs");
-    const auto& output = p.values("output");
-    const auto& outputs = p.values("outputs");
+    const std::vector<std::string> input = p.values("input"), inputs = p.values("inputs");
+    const std::vector<std::string> output = p.values("output"), outputs = p.values("outputs");
     if (!input.empty() && !inputs.empty()) fail_llvm("-inputs and -input cannot be used together, use only -input instead");
     if (!inputs.empty()) cli::print_warning(inv.argv0, "-inputs is deprecated, use -input instead");
     c.inputs = inputs.empty() ? input : inputs;
