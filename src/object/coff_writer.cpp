@@ -159,7 +159,7 @@ ObjectBytes write_coff(const RelocatableObject& obj, std::uint16_t machine) {
     if (size > std::numeric_limits<std::uint32_t>::max())
       fail(s.name, "section size 0x{:x} does not fit a COFF object (4 GiB at most)", size);
     std::uint64_t raw_ptr = 0, rel_ptr = 0;
-    if (s.kind != SectionKind::Bss && size > 0) {
+    if (s.kind != SectionKind::Bss) {
       raw_ptr = pos;
       for (Chunk& c : data) body.push_back(std::move(c));
       pos += size;
@@ -221,8 +221,8 @@ ObjectBytes write_coff(const RelocatableObject& obj, std::uint16_t machine) {
     syms.put<std::uint16_t>(info[k].nrel);
     syms.put<std::uint16_t>(0);
     syms.put<std::uint32_t>(0);
-    syms.put<std::uint16_t>(0);
-    syms.put<std::uint8_t>(0);
+    syms.put<std::uint16_t>(static_cast<std::uint16_t>(k + 1));  // Number: the section itself (as LLVM writes)
+    syms.put<std::uint8_t>(0);   // Selection: no COMDAT
     syms.zeros(3);
   }
   for (const Symbol& s : obj.symbols) {

@@ -6,6 +6,7 @@ import sys
 import tempfile
 
 LLVM19 = "/usr/lib/llvm-19/bin"
+LLD19 = f"{LLVM19}/ld.lld"  # /usr/bin/ld.lld may be another LLVM's
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -9,7 +9,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wrap_common import HERE, LLVM19, Suite, have, read, write  # noqa: E402
+from wrap_common import HERE, LLD19, LLVM19, Suite, have, read, write  # noqa: E402
 
 S = Suite("wrap-fatbin")
 
@@ -43,8 +43,8 @@ def expected(kind, llvm20):
 # gcc (cross compilers included) finds lld as <-B dir>/ld.lld.
 LLD_DIR = S.path("lld-bin")
 os.makedirs(LLD_DIR)
-if have("ld.lld"):
-    os.symlink(shutil.which("ld.lld"), os.path.join(LLD_DIR, "ld.lld"))
+if have(LLD19):
+    os.symlink(LLD19, os.path.join(LLD_DIR, "ld.lld"))
 
 # Inputs: a CUDA fat binary stand-in, and HIP device images bundled by
 # offloadtool (checked against clang-offload-bundler's bytes for the same inputs).
@@ -89,7 +89,7 @@ for triple, cc, runner, flags in ARCHES:
             defs = [f"-DENTRY_SECTION=\"{section}\"", f"-DPREFIX={kind}"]
             if llvm20:
                 defs += ["-DLLVM20", f"-DKIND={2 if kind == 'cuda' else 4}"]
-            linkers = [("ld", [])] + ([("lld", ["-fuse-ld=lld", "-B" + LLD_DIR])] if have("ld.lld") else [])
+            linkers = [("ld", [])] + ([("lld", ["-fuse-ld=lld", "-B" + LLD_DIR])] if have(LLD19) else [])
             for lname, lflags in linkers:
                 exe = S.path(f"{tag}-{lname}")
                 r = S.run([cc, "-O1"] + flags + lflags + defs + ["-o", exe, os.path.join(HERE, "wrap_host_entries.c"),

@@ -21,7 +21,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wrap_common import HERE, LLVM19, Suite, have, read, write  # noqa: E402
+from wrap_common import HERE, LLD19, LLVM19, Suite, have, read, write  # noqa: E402
 
 S = Suite("wrap-openmp")
 CLANG = f"{LLVM19}/clang"
@@ -29,9 +29,9 @@ LIBDIR = "/usr/lib/llvm-19/lib"
 RUN_ENV = {"LD_LIBRARY_PATH": LIBDIR, "OMP_TARGET_OFFLOAD": "MANDATORY"}
 LLD_DIR = S.path("lld-bin")
 os.makedirs(LLD_DIR)
-if have("ld.lld"):
-    os.symlink(shutil.which("ld.lld"), os.path.join(LLD_DIR, "ld.lld"))
-LINKERS = [("ld", [])] + ([("lld", ["-fuse-ld=lld", "-B" + LLD_DIR])] if have("ld.lld") else [])
+if have(LLD19):
+    os.symlink(LLD19, os.path.join(LLD_DIR, "ld.lld"))
+LINKERS = [("ld", [])] + ([("lld", ["-fuse-ld=lld", "-B" + LLD_DIR])] if have(LLD19) else [])
 
 # ---------------------------------------------------------------------------
 # 1. clang 19 + libomptarget 19
