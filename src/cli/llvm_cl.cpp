@@ -600,7 +600,7 @@ std::string Parser::help(bool categorized, bool hidden) const {
   s += "\n\nOPTIONS:\n";
   if (!categorized) {
     for (const Entry* e : list) s += line(*e);
-    return s;
+    return s + std::string(tool_.extra_help);
   }
 
   struct Group {
@@ -620,7 +620,7 @@ std::string Parser::help(bool categorized, bool hidden) const {
     if (g.entries.empty()) s += "  This option category has no options.\n";
     for (const Entry* e : g.entries) s += line(*e);
   }
-  return s;
+  return s + std::string(tool_.extra_help);
 }
 
 std::variant<Parsed, int> Parser::run() {

@@ -74,6 +74,9 @@ struct Tool {
   Positionals positionals = Positionals::None;
   std::string_view positional_help = {};  // after "USAGE: <prog> [options]"
   std::string_view version = {};      // the --version line, without '\n'
+  // Printed verbatim after every help text (LLVM's cl::extrahelp); offloadtool
+  // uses it only to state where a personality deliberately differs from LLVM.
+  std::string_view extra_help = {};
   // Buckets of the real tool's option StringMap (2,000-2,500 options → 4096):
   // with the dialect's hash it gives the iteration order LLVM breaks ties by.
   std::uint32_t option_map_buckets = 4096;

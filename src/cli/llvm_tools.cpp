@@ -143,6 +143,10 @@ constinit const Tool kClangOffloadWrapper14{
     .positionals = Positionals::OneOrMore,
     .positional_help = "<input files>",
     .version = "Debian clang-offload-wrapper version 14.0.6",
+    // LLVM 14's text otherwise: its overview still speaks of bitcode.
+    .extra_help =
+        "\nNOTE: this clang-offload-wrapper (offloadtool) writes a host object file (ELF or COFF)\n"
+        "for --target, not LLVM bitcode: link it directly, no LLVM back end is needed.\n",
 };
 
 }  // namespace ot::cli::llvmcl

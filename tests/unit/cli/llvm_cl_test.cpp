@@ -67,7 +67,9 @@ TEST_CASE("llvm_cl: --help texts equal LLVM's byte for byte") {
   CHECK(b.err.empty());
   CHECK(b.out == observed("llvm19-bundler-help.txt"));
   CHECK(packager({"--help"}).out == observed("llvm19-packager-help.txt"));
-  CHECK(wrapper({"-help"}).out == observed("llvm14-wrapper-help.txt"));
+  // The wrapper adds one note (Tool::extra_help) after LLVM 14's text.
+  CHECK(wrapper({"-help"}).out == observed("llvm14-wrapper-help.txt") + std::string(kClangOffloadWrapper14.extra_help));
+  CHECK(kClangOffloadWrapper14.extra_help.starts_with("\nNOTE: "));
   // -h is the uncategorized list, printed only once the parse succeeded.
   CHECK(packager({"-h"}).out == packager({"--help-list"}).out);
   CHECK(bundler({"-h"}).err == "clang-offload-bundler: for the --type option: must be specified at least once!\n");
@@ -109,7 +111,8 @@ TEST_CASE("llvm_cl: --help-list and --help-hidden") {
         "Polly Options:\nConfigure the polly loop optimizer\n\n  This option category has no options.\n\n"
         "clang-offload-wrapper options:\n\n"
         "  -o=<filename>       - Output filename\n"
-        "  --target=<triple>   - Target triple for the output module\n");
+        "  --target=<triple>   - Target triple for the output module\n" +
+            std::string(kClangOffloadWrapper14.extra_help));
   // The usage line names the program as invoked.
   auto r = run(kClangOffloadBundler19, "/opt/x/clang-offload-bundler-19", {"--help-list"});
   CHECK(r.out.find("\nUSAGE: clang-offload-bundler-19 [options]\n\n") != std::string::npos);
