@@ -12,6 +12,7 @@ namespace {
 constexpr Applet kApplets[] = {
     {"bundle", "bundle host and device files into one file", &tools::run_bundle},
     {"list", "list the entries of a bundle", &tools::run_list},
+    {"package", "create, extract or list offload binaries", &tools::run_package},
     {"unbundle", "extract entries from a bundle", &tools::run_unbundle},
     {"wrap", "write a host object that registers device images", &tools::run_wrap},
 };
@@ -20,6 +21,8 @@ static_assert(std::ranges::is_sorted(kApplets, {}, &Applet::name));
 // LLVM tool names offloadtool answers to when installed under them.
 constexpr Personality kPersonalities[] = {
     {"clang-offload-bundler", &tools::run_clang_offload_bundler},
+    {"clang-offload-packager", &tools::run_clang_offload_packager},
+    {"llvm-offload-binary", &tools::run_clang_offload_packager},
     {"clang-offload-wrapper", &tools::run_clang_offload_wrapper},
 };
 

@@ -1,0 +1,41 @@
+// Finding the offload images in any input, as LLVM 19's extractOffloadBinaries
+// does: raw OffloadBinaries (several may follow each other), ELF relocatable
+// objects, executables and shared libraries (every SHT_LLVM_OFFLOADING
+// section, whatever its name), COFF objects (sections named
+// ".llvm.offloading*") and `ar` archives (every member, recursively). Anything
+// else holds no images. Nothing is copied: images are ranges of the input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/offload_binary.h"
+
+namespace ot {
+class InputFile;
+}
+
+namespace ot::packager {
+
+struct FoundImage {
+  // LLVM's buffer identifier for the binary: the input path for raw binaries
+  // and objects, the member name for anything inside an archive. It names the
+  // members of a --archive output.
+  std::string origin;
+  std::string container;  // where it was found: "raw", "section .llvm.offloading", "lib.a(x.o), section ..."
+  std::uint32_t version = 0;
+  std::uint64_t binary_offset = 0;  // of its OffloadBinary header in the input file
+  std::uint64_t binary_size = 0;
+  std::uint64_t entry_index = 0;    // inside that binary (version 2 may hold several)
+  formats::OffloadEntry entry;      // image_offset counts from the start of the input file
+};
+
+enum class Diagnostics {
+  Native,  // offloadtool's own messages for every problem
+  Llvm19,  // where LLVM 19's OffloadBinary parser fails, its exact words (as ot::LlvmError)
+};
+
+std::vector<FoundImage> find_offload_images(const InputFile& in, Diagnostics diagnostics);
+
+}  // namespace ot::packager

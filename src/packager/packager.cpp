@@ -1,0 +1,196 @@
+#include "packager/packager.h"
+
+#include <memory>
+#include <variant>
+
+#include "archive/ar_writer.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+
+namespace ot::packager {
+namespace {
+
+// InputFile and OutputFile report "'<path>': <strerror>"; LLVM 19's packager
+// prints only the strerror part for its inputs and outputs.
+[[noreturn]] void rethrow_io(const Error& e, const std::string& path, Diagnostics d) {
+  const std::string prefix = fmt::format("'{}': ", path);
+  if (d == Diagnostics::Llvm19 && e.file().empty() && e.message().starts_with(prefix))
+    throw LlvmError(e.message().substr(prefix.size()));
+  throw e;
+}
+
+std::shared_ptr<InputFile> open_input(const std::string& path, Diagnostics d) {
+  try {
+    return InputFile::open(path);
+  } catch (const Error& e) {
+    rethrow_io(e, path, d);
+  }
+}
+
+OutputFile open_output(const std::string& path, Diagnostics d) {
+  try {
+    return OutputFile(path);
+  } catch (const Error& e) {
+    rethrow_io(e, path, d);
+  }
+}
+
+void commit_outputs(std::vector<OutputFile>& outs, const std::vector<std::string>& paths, Diagnostics d) {
+  try {
+    OutputFile::commit_all(outs);
+  } catch (const Error& e) {
+    for (const std::string& p : paths)
+      if (e.message().starts_with(fmt::format("'{}': ", p))) rethrow_io(e, p, d);
+    throw;
+  }
+}
+
+// LLVM's sys::path::filename for POSIX paths: the last component; "." when
+// the path ends in a separator; "/" for the root.
+std::string_view llvm_filename(std::string_view path) {
+  if (path.empty()) return path;
+  const std::size_t last = path.find_last_not_of('/');
+  if (last == std::string_view::npos) return "/";
+  if (last + 1 != path.size()) return ".";
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+struct SingleOutput {
+  const FoundImage* image;
+};
+struct ArchiveOutput {
+  std::vector<const FoundImage*> members;
+};
+struct PlannedOutput {
+  std::string path;
+  std::variant<SingleOutput, ArchiveOutput> what;
+};
+
+}  // namespace
+
+std::string llvm_path_stem(std::string_view path) {
+  const std::string_view name = llvm_filename(path);
+  if (name == "." || name == "..") return std::string(name);
+  const std::size_t dot = name.rfind('.');
+  return std::string(dot == std::string_view::npos ? name : name.substr(0, dot));
+}
+
+std::string llvm_path_extension(std::string_view path) {
+  const std::string_view name = llvm_filename(path);
+  if (name == "." || name == "..") return {};
+  const std::size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? std::string() : std::string(name.substr(dot + 1));
+}
+
+formats::ImageKind image_kind_for(const std::string& path, Bytes head) {
+  if (formats::is_llvm_bitcode(head)) return formats::ImageKind::Bitcode;
+  return formats::image_kind_from_extension(llvm_path_extension(path));
+}
+
+void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics d) {
+  struct Prepared {
+    std::shared_ptr<InputFile> file;
+    formats::OffloadImageDesc desc;
+  };
+  std::vector<Prepared> prepared;
+  prepared.reserve(images.size());
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const ImageArgs& args = images[i];
+    if (!args.has("file") || !args.has("triple")) {
+      if (d == Diagnostics::Llvm19) throw LlvmError("'file' and 'triple' are required image arguments");
+      fail({}, "image {}: 'file' and 'triple' are required image arguments", i);
+    }
+    Prepared p;
+    for (const formats::OffloadString* a : args.llvm_order()) {
+      if (a->key == "file") {
+        p.file = open_input(a->value, d);
+        const Bytes bytes = p.file->bytes();
+        p.desc.image_kind = static_cast<std::uint16_t>(image_kind_for(a->value, bytes.first(std::min<std::size_t>(4, bytes.size()))));
+        p.desc.image_size = p.file->size();
+      } else if (a->key == "kind") {
+        p.desc.offload_kind = static_cast<std::uint16_t>(formats::offload_kind_from_name(a->value));
+      } else {
+        p.desc.strings.push_back(*a);
+      }
+    }
+    prepared.push_back(std::move(p));
+  }
+
+  std::vector<OutputFile> outs;
+  outs.push_back(open_output(output, d));
+  OutputFile& out = outs.back();
+  for (const Prepared& p : prepared) {
+    const formats::OffloadBinaryFrame frame = formats::frame_offload_binary_v1(p.desc);
+    out.write(frame.head);
+    out.copy_from(*p.file, 0, frame.image_size);
+    out.zeros(frame.tail_padding);
+  }
+  commit_outputs(outs, {output}, d);
+}
+
+bool image_matches(const ImageArgs& args, const formats::OffloadEntry& entry) {
+  for (const formats::OffloadString& a : args.in_order()) {
+    if (a.key == "file") continue;
+    if (a.key == "kind") {
+      if (entry.offload_kind != static_cast<std::uint16_t>(formats::offload_kind_from_name(a.value))) return false;
+      continue;
+    }
+    if (entry.get(a.key) != a.value) return false;
+  }
+  return true;
+}
+
+ExtractResult extract_package(const std::string& input, const ExtractOptions& options, Diagnostics d) {
+  const std::shared_ptr<InputFile> in = InputFile::open(input);  // "'<path>': <strerror>" in both styles
+  const std::vector<FoundImage> images = find_offload_images(*in, d);
+
+  ExtractResult result;
+  std::vector<PlannedOutput> plan;
+  for (const ImageArgs& args : options.selectors) {
+    std::vector<const FoundImage*> matches;
+    for (const FoundImage& f : images)
+      if (image_matches(args, f.entry)) matches.push_back(&f);
+    if (matches.empty()) continue;
+    const std::string* file = args.find("file");
+    if (options.archive) {
+      if (!file) {
+        if (d == Diagnostics::Llvm19) throw LlvmError("Image must have a 'file' argument.");
+        fail({}, "--archive needs a 'file' argument in every --image that matches");
+      }
+      plan.push_back({*file, ArchiveOutput{std::move(matches)}});
+    } else if (file) {
+      if (matches.size() > 1) options.warn(fmt::format("Multiple inputs match to a single file, '{}'", *file));
+      plan.push_back({*file, SingleOutput{matches.back()}});
+    } else {
+      const std::string stem = llvm_path_stem(input);
+      for (std::size_t n = 0; n < matches.size(); ++n) {
+        const formats::OffloadEntry& e = matches[n]->entry;
+        std::string name = fmt::format("{}-{}-{}.{}.{}", stem, e.triple(), e.arch(), n,
+                                       formats::image_kind_extension(e.image_kind));
+        if (!options.directory.empty()) name = options.directory + "/" + name;
+        plan.push_back({std::move(name), SingleOutput{matches[n]}});
+      }
+    }
+  }
+
+  std::vector<OutputFile> outs;
+  outs.reserve(plan.size());
+  for (const PlannedOutput& p : plan) {
+    outs.push_back(open_output(p.path, d));
+    OutputFile& out = outs.back();
+    if (const auto* single = std::get_if<SingleOutput>(&p.what)) {
+      out.copy_from(*in, single->image->entry.image_offset, single->image->entry.image_size);
+    } else {
+      std::vector<archive::NewMember> members;
+      for (const FoundImage* f : std::get<ArchiveOutput>(p.what).members)
+        members.push_back({f->origin, in->bytes().subspan(f->entry.image_offset, f->entry.image_size), in.get()});
+      archive::write_gnu_archive(out, members, {.symbol_table = true, .sym64_threshold = options.sym64_threshold});
+    }
+    result.written.push_back(p.path);
+  }
+  commit_outputs(outs, result.written, d);
+  return result;
+}
+
+}  // namespace ot::packager

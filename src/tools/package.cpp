@@ -1,0 +1,210 @@
+// offloadtool package: create, extract or list offload binaries (the format
+// clang embeds in .llvm.offloading sections), over the same engine as the
+// clang-offload-packager personality.
+//
+//   offloadtool package create -o OUT --image file=F,triple=T[,arch=A][,kind=K][,key=value...]...
+//   offloadtool package extract INPUT [--image key=value,...]... [--archive] [-C DIR]
+//   offloadtool package list INPUT [--json]
+//
+// `list --json` prints one JSON object, schema "offloadtool.package.list",
+// version 1 (fields are only ever added within a version):
+//   {
+//     "schema": "offloadtool.package.list", "version": 1,
+//     "file": <input path>,
+//     "images": [ {
+//       "index": <n, 0-based, container order>,
+//       "origin": <LLVM's buffer identifier: input path, or archive member name>,
+//       "container": <"raw" | "section <name>" | "<archive>(<member>), ..." >,
+//       "binary": {"offset": <header offset in the input>, "size": <bytes>,
+//                  "version": <1|2>, "entry": <index inside the binary>},
+//       "image_kind": {"value": <u16>, "name": <"o"|"bc"|"cubin"|"fatbin"|"s"|"">,
+//                      "description": <llvm-objdump text: "elf", "llvm ir", ..., "<none>">},
+//       "offload_kind": {"value": <u16>, "name": <"openmp"|"cuda"|"hip"|"none">},
+//       "flags": <u32>,
+//       "triple": <string>, "arch": <string>,   (LLVM's getTriple/getArch: "" when absent)
+//       "strings": [ {"key": <string>, "value": <string>}, ... ]   (file order),
+//       "image": {"offset": <in the input file>, "size": <bytes>}
+//     } ... ]
+//   }
+// Numbers are decimal integers. Strings are the bytes of the file: valid UTF-8
+// passes through, control characters and bytes that are not UTF-8 are written
+// as \u00XX (the byte's value).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "cli/diagnostics.h"
+#include "cli/run.h"
+#include "packager/packager.h"
+#include "support/mapped_file.h"
+#include "tools/tools.h"
+
+namespace ot::tools {
+namespace {
+
+// Length of the UTF-8 sequence at s[i], or 0 when it is not valid UTF-8.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  const std::uint32_t b1 = static_cast<unsigned char>(s[i + 1 < s.size() ? i + 1 : i]);
+  if (n == 2 && c < 0xc2) return 0;                       // overlong
+  if (n == 3 && c == 0xe0 && b1 < 0xa0) return 0;         // overlong
+  if (n == 3 && c == 0xed && b1 >= 0xa0) return 0;        // surrogates
+  if (n == 4 && ((c == 0xf0 && b1 < 0x90) || c > 0xf4 || (c == 0xf4 && b1 >= 0x90))) return 0;
+  return n;
+}
+
+std::string json(std::string_view s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\u{:04x}", c);
+      ++i;
+    } else if (std::size_t n = utf8_length(s, i); n != 0) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      out += fmt::format("\\u{:04x}", c);
+      ++i;
+    }
+  }
+  return out + "\"";
+}
+
+void print_json(const std::string& input, const std::vector<packager::FoundImage>& images) {
+  std::string out = fmt::format("{{\n  \"schema\": \"offloadtool.package.list\",\n  \"version\": 1,\n  \"file\": {},\n  \"images\": [", json(input));
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const packager::FoundImage& f = images[i];
+    const formats::OffloadEntry& e = f.entry;
+    out += i == 0 ? "\n" : ",\n";
+    out += fmt::format("    {{\n      \"index\": {},\n      \"origin\": {},\n      \"container\": {},\n", i, json(f.origin),
+                       json(f.container));
+    out += fmt::format("      \"binary\": {{\"offset\": {}, \"size\": {}, \"version\": {}, \"entry\": {}}},\n",
+                       f.binary_offset, f.binary_size, f.version, f.entry_index);
+    out += fmt::format("      \"image_kind\": {{\"value\": {}, \"name\": {}, \"description\": {}}},\n", e.image_kind,
+                       json(formats::image_kind_extension(e.image_kind)),
+                       json(formats::image_kind_description(e.image_kind)));
+    out += fmt::format("      \"offload_kind\": {{\"value\": {}, \"name\": {}}},\n", e.offload_kind,
+                       json(formats::offload_kind_name(e.offload_kind)));
+    out += fmt::format("      \"flags\": {},\n      \"triple\": {},\n      \"arch\": {},\n      \"strings\": [", e.flags,
+                       json(e.triple()), json(e.arch()));
+    for (std::size_t k = 0; k < e.strings.size(); ++k)
+      out += fmt::format("{}{{\"key\": {}, \"value\": {}}}", k == 0 ? "" : ", ", json(e.strings[k].key),
+                         json(e.strings[k].value));
+    out += fmt::format("],\n      \"image\": {{\"offset\": {}, \"size\": {}}}\n    }}", e.image_offset, e.image_size);
+  }
+  out += images.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+void print_text(const std::string& input, const std::vector<packager::FoundImage>& images) {
+  std::string out = fmt::format("{}: {} offload image{}\n", input, images.size(), images.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const packager::FoundImage& f = images[i];
+    const formats::OffloadEntry& e = f.entry;
+    out += fmt::format("\nimage {}: {}, binary at 0x{:x} (0x{:x} bytes, version {}", i, f.container, f.binary_offset,
+                       f.binary_size, f.version);
+    out += f.version >= 2 ? fmt::format(", entry {})\n", f.entry_index) : ")\n";
+    out += fmt::format("  {:<10}{} ({})\n", "kind", formats::image_kind_description(e.image_kind), e.image_kind);
+    out += fmt::format("  {:<10}{} ({})\n", "producer", formats::offload_kind_name(e.offload_kind), e.offload_kind);
+    if (e.flags != 0) out += fmt::format("  {:<10}0x{:x}\n", "flags", e.flags);
+    out += fmt::format("  {:<10}0x{:x} bytes at 0x{:x}\n", "image", e.image_size, e.image_offset);
+    for (const formats::OffloadString& s : e.strings) out += fmt::format("  {:<10}{}\n", s.key, s.value);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+std::vector<packager::ImageArgs> parse_images(const std::vector<std::string>& texts, bool creating) {
+  std::vector<packager::ImageArgs> out;
+  for (const std::string& t : texts) {
+    out.push_back(packager::ImageArgs::parse(t));
+    if (const std::string* kind = out.back().find("kind");
+        creating && kind && *kind != "none" && formats::offload_kind_from_name(*kind) == formats::OffloadKind::None)
+      fail({}, "--image {}: unknown offload kind '{}' (openmp, cuda, hip or none)", t, *kind);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_package(const cli::Invocation& inv) {
+  CLI::App app{"Create, extract or list offload binaries (the OffloadBinary format clang embeds in\n"
+               ".llvm.offloading sections; what clang-offload-packager reads and writes)."};
+  app.name(inv.prog);
+  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.require_subcommand(1);
+
+  std::string output, input, directory;
+  std::vector<std::string> image_texts;
+  bool archive = false, as_json = false;
+
+  CLI::App* create = app.add_subcommand("create", "package device images into concatenated offload binaries");
+  create->add_option("-o,--output", output, "the file to write ('-' for standard output)")->required();
+  create->add_option("--image", image_texts,
+                     "one image: file=<path>,triple=<triple>[,arch=<arch>][,kind=openmp|cuda|hip][,<key>=<value>...]; "
+                     "a repeated key joins its values with ','");
+
+  CLI::App* extract = app.add_subcommand("extract", "write out the images of a file");
+  extract->add_option("input", input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
+      ->required();
+  extract->add_option("--image", image_texts,
+                      "select images whose every key=value matches (kind= by producer); file=<path> names the "
+                      "output, else <stem>-<triple>-<arch>.<n>.<ext>; default: every image");
+  extract->add_flag("--archive", archive, "write the matches of each --image into one static archive named by file=");
+  extract->add_option("-C,--directory", directory, "folder for generated names (default: the current one)");
+
+  CLI::App* list = app.add_subcommand("list", "describe the offload images a file contains");
+  list->add_option("input", input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
+      ->required();
+  list->add_flag("--json", as_json, "machine-readable output (schema offloadtool.package.list, version 1)");
+
+  std::vector<std::string> args(inv.args.rbegin(), inv.args.rend());  // CLI11 parses a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    const auto subs = app.get_subcommands();
+    std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    cli::print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));
+    return 1;
+  }
+
+  return cli::run_guarded(inv.prog, [&] {
+    if (create->parsed()) {
+      packager::create_package(parse_images(image_texts, true), output, packager::Diagnostics::Native);
+    } else if (extract->parsed()) {
+      packager::ExtractOptions options;
+      options.selectors = parse_images(image_texts, false);
+      options.archive = archive;
+      options.directory = directory;
+      options.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
+      if (image_texts.empty()) {
+        // Every image under its generated name: a selector without keys.
+        options.selectors = {packager::ImageArgs()};
+      }
+      packager::extract_package(input, options, packager::Diagnostics::Native);
+    } else {
+      const auto in = InputFile::open(input);
+      const auto images = packager::find_offload_images(*in, packager::Diagnostics::Native);
+      if (as_json)
+        print_json(input, images);
+      else
+        print_text(input, images);
+    }
+    return 0;
+  });
+}
+
+}  // namespace ot::tools
