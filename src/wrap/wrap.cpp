@@ -4,6 +4,7 @@
 
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
+#include "formats/llvm_densemap_order.h"
 #include "formats/offload_binary.h"
 #include "object/coff_writer.h"
 #include "object/elf_writer.h"
@@ -304,6 +305,12 @@ RelocatableObject build_openmp(const Options& o, const HostTarget& t) {
       std::string triple = image_triple(data, t);
       if (!triple.empty()) desc.strings.push_back({"triple", triple});
       if (!img.offload_arch.empty()) desc.strings.push_back({"arch", img.offload_arch});
+      // LLVM serialises an image's strings in its DenseMap's iteration order.
+      std::vector<std::string_view> keys;
+      for (const formats::OffloadString& kv : desc.strings) keys.push_back(kv.key);
+      std::vector<formats::OffloadString> ordered;
+      for (std::size_t k : formats::densemap_iteration_order(keys)) ordered.push_back(desc.strings[k]);
+      desc.strings = std::move(ordered);
       formats::OffloadBinaryFrame frame = formats::frame_offload_binary_v1(desc);
       const std::uint64_t head = frame.head.size();
       off = b.append(imgsec, Chunk::owned(std::move(frame.head)), 8);
