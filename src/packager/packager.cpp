@@ -101,20 +101,29 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
       if (d == Diagnostics::Llvm19) throw LlvmError("'file' and 'triple' are required image arguments");
       fail({}, "image {}: 'file' and 'triple' are required image arguments", i);
     }
-    Prepared p;
-    for (const formats::OffloadString* a : args.llvm_order()) {
-      if (a->key == "file") {
-        p.file = open_input(a->value, d);
-        const Bytes bytes = p.file->bytes();
-        p.desc.image_kind = static_cast<std::uint16_t>(image_kind_for(a->value, bytes.first(std::min<std::size_t>(4, bytes.size()))));
-        p.desc.image_size = p.file->size();
-      } else if (a->key == "kind") {
-        p.desc.offload_kind = static_cast<std::uint16_t>(formats::offload_kind_from_name(a->value));
-      } else {
-        p.desc.strings.push_back(*a);
+    // Several files in one --image (file=a.o,file=b.o, or file=a.o,b.o) give
+    // one binary each, all with the image's other keys.
+    const std::string& files = *args.find("file");
+    const std::vector<const formats::OffloadString*> keys = args.llvm_order();
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = files.find(',', start);
+      const std::string path = files.substr(start, comma == std::string::npos ? comma : comma - start);
+      Prepared p;
+      p.file = open_input(path, d);
+      const Bytes bytes = p.file->bytes();
+      p.desc.image_kind =
+          static_cast<std::uint16_t>(image_kind_for(path, bytes.first(std::min<std::size_t>(4, bytes.size()))));
+      p.desc.image_size = p.file->size();
+      for (const formats::OffloadString* a : keys) {
+        if (a->key == "kind")
+          p.desc.offload_kind = static_cast<std::uint16_t>(formats::offload_kind_from_name(a->value));
+        else if (a->key != "file")
+          p.desc.strings.push_back(*a);
       }
+      prepared.push_back(std::move(p));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
     }
-    prepared.push_back(std::move(p));
   }
 
   std::vector<OutputFile> outs;

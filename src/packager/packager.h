@@ -16,8 +16,10 @@ namespace ot::packager {
 
 // ---- Packaging ---------------------------------------------------------------
 
-// One OffloadBinary per image, in order, written to `output` ("-" = stdout);
-// no images gives an empty file. Each image needs `file` and `triple`; the
+// One OffloadBinary per image file, in order, written to `output` ("-" =
+// stdout); no images gives an empty file. Each image needs `file` and `triple`;
+// `file` may name several files (a repeated key joins them with ','), each
+// giving a binary with the image's other keys. The
 // image kind comes from bitcode magic or the file's extension, the offload
 // kind from `kind`; every other key becomes a string entry, in LLVM's order.
 // Every input is opened before the output is created, as in LLVM.

@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Differential test: offloadtool's clang-offload-packager personality against
+LLVM 19's /usr/lib/llvm-19/bin/clang-offload-packager.
+
+Each case runs a sequence of command lines once with each tool, in two
+directories populated with identical inputs. Both tools are invoked through a
+symlink named clang-offload-packager with the same argv[0]
+("../bin/clang-offload-packager", relative to the case directory), so their
+messages compare equal as they are. Compared: exit code, stdout, stderr and
+every file left in the case directory, byte for byte.
+
+The cases cover packaging (hundreds of random --image combinations: several
+images, repeated and odd keys, empty files, every image kind, long keys that
+make LLVM's DenseMap grow), extraction (selectors, generated names, file=,
+--archive with ELF and bitcode members, objects, archives, concatenated and
+damaged binaries, stdin) and the command line (errors, help, version,
+response files). Objects come from clang 19 when it is installed.
+
+Where offloadtool is deliberately different from LLVM 19 the case asserts
+offloadtool's behaviour instead and says why next to it.
+
+Environment: OFFLOADTOOL = the offloadtool binary (required).
+Arguments:   [substring]  run only the cases whose name contains it.
+             PACKAGER_DIFF_VERBOSE=1 prints every case and the details of failures.
+Prints "N passed, M failed"; exits 1 if anything failed.
+"""
+
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+LLVM_BIN = '/usr/lib/llvm-19/bin'
+LLVM_PACKAGER = LLVM_BIN + '/clang-offload-packager'
+CLANG = '/usr/bin/clang-19'
+PROG = '../bin/clang-offload-packager'
+VERBOSE = bool(os.environ.get('PACKAGER_DIFF_VERBOSE'))
+FILTER = sys.argv[1] if len(sys.argv) > 1 else None
+SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
+GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
+
+# ---------------------------------------------------------------------------
+# Running one case on one side
+
+
+class Side:
+    def __init__(self, root, tool):
+        self.root = root
+        os.makedirs(os.path.join(root, 'bin'))
+        os.symlink(tool, os.path.join(root, 'bin', 'clang-offload-packager'))
+        self.n = 0
+
+    def run(self, files, commands):
+        """files: {name: bytes}; commands: list of (argv-after-prog, stdin bytes or None) or
+        ('sh', argv) for helper programs. Returns (transcript, {path: bytes})."""
+        self.n += 1
+        case = os.path.join(self.root, 'c%d' % self.n)
+        os.makedirs(case)
+        for name, data in files.items():
+            p = os.path.join(case, name)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            if data is None:
+                os.makedirs(p, exist_ok=True)
+            else:
+                with open(p, 'wb') as f:
+                    f.write(data)
+        transcript = []
+        for cmd in commands:
+            if cmd[0] == 'sh':
+                subprocess.run(cmd[1], cwd=case, check=True, capture_output=True)
+                continue
+            args, stdin = cmd[0], cmd[1]
+            env = dict(os.environ)
+            env.update(cmd[2] if len(cmd) > 2 else {})
+            r = subprocess.run([PROG] + args, cwd=case, input=stdin or b'', capture_output=True, env=env)
+            transcript.append((args, r.returncode, r.stdout, r.stderr))
+        out = {}
+        for dirpath, _, names in os.walk(case):
+            for name in names:
+                p = os.path.join(dirpath, name)
+                rel = os.path.relpath(p, case)
+                with open(p, 'rb') as f:
+                    out[rel] = f.read()
+            if dirpath != case and not names:
+                out[os.path.relpath(dirpath, case) + '/'] = b'<dir>'
+        shutil.rmtree(case)
+        return transcript, out
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+
+BITCODE = b'BC\xc0\xde' + bytes(range(40))
+WRAPPED_BITCODE = b'\xde\xc0\x17\x0b' + bytes(20)
+
+
+def ob(image, kind=0, offload=0, strings=(), version=1):
+    """A v1 OffloadBinary laid out as LLVM 19 does (for damaged-input cases; the
+    string table is written naively, which LLVM's reader accepts)."""
+    table = b'\0'
+    offs = []
+    for k, v in strings:
+        ko = len(table)
+        table += k.encode() + b'\0'
+        vo = len(table)
+        table += v.encode() + b'\0'
+        offs.append((ko, vo))
+    n = len(strings)
+    strtab = 72 + 16 * n
+    img = (strtab + len(table) + 7) // 8 * 8
+    size = (img + len(image) + 7) // 8 * 8
+    b = bytearray(size)
+    b[0:4] = b'\x10\xff\x10\xad'
+    struct.pack_into('<IQQQ', b, 4, version, size, 32, 40)
+    struct.pack_into('<HHIQQQQ', b, 32, kind, offload, 0, 72, n, img, len(image))
+    for i, (ko, vo) in enumerate(offs):
+        struct.pack_into('<QQ', b, 72 + 16 * i, strtab + ko, strtab + vo)
+    b[strtab:strtab + len(table)] = table
+    b[img:img + len(image)] = image
+    return bytes(b)
+
+
+def clang_objects(tmp):
+    """Host objects with embedded offload binaries, made by clang 19 (with LLVM's own packager)."""
+    if not os.path.exists(CLANG):
+        return {}
+    src = os.path.join(tmp, 'k.c')
+    with open(src, 'w') as f:
+        f.write('int g;\nint main(void) {\n  int s = 0;\n#pragma omp target map(tofrom: s)\n'
+                '  for (int i = 0; i < 10; ++i) s += i;\n  return s != 45;\n}\n')
+    out = {}
+    for name, flags in (('x86.o', ['-fopenmp-targets=x86_64-pc-linux-gnu']),
+                        ('amd.o', ['--offload-arch=gfx906,gfx90a', '-nogpulib']),
+                        ('nv.o', ['--offload-arch=sm_80', '-nogpulib'])):
+        obj = os.path.join(tmp, name)
+        r = subprocess.run([CLANG, '-fopenmp', '-c', src, '-o', obj] + flags, capture_output=True)
+        if r.returncode == 0:
+            with open(obj, 'rb') as f:
+                out[name] = f.read()
+    return out
+
+
+def llvm_ar(tmp, members, name='lib.a', flags='rcs'):
+    d = tempfile.mkdtemp(dir=tmp)
+    for n, data in members.items():
+        with open(os.path.join(d, n), 'wb') as f:
+            f.write(data)
+    subprocess.run([LLVM_BIN + '/llvm-ar', flags, name] + list(members), cwd=d, check=True)
+    with open(os.path.join(d, name), 'rb') as f:
+        return f.read()
+
+
+# ---------------------------------------------------------------------------
+# Cases
+
+def P(*args, stdin=None, env=None):
+    return (list(args), stdin, env or {})
+
+
+def cases(tmp):
+    rnd = random.Random(19)
+    gold = {}
+    for n in ('tgt1', 'tgt2', 'host.i'):
+        with open(os.path.join(GOLDEN, n), 'rb') as f:
+            gold[n] = f.read()
+    inputs = dict(gold)
+    inputs.update({'a.o': b'IMAGE-A', 'b.bc': b'not bitcode', 'c.cubin': b'\x7fELF cubin-ish', 'd.fatbin': b'FAT',
+                   'e.s': b'.version 7.0\n', 'f.O': b'upper', 'g': b'', 'bit.o': BITCODE, 'wrap.x': WRAPPED_BITCODE,
+                   '.o': b'dot-o', 'dir/h.o': b'in a dir', 'sp ace.o': b'space', 'empty.o': b''})
+
+    # --- golden files of the reference ---
+    yield ('golden-1', inputs, [P('-o', 'p1.bin', '--image=file=tgt1,triple=amdgcn-amd-amdhsa,arch=gfx908,kind=openmp')])
+    yield ('golden-3', inputs, [P('-o', 'p3.bin', '--image=file=tgt1,triple=amdgcn-amd-amdhsa,arch=gfx908,kind=openmp',
+                                  '--image=file=tgt2,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda,foo=bar,foo=baz',
+                                  '--image=file=host.i,triple=x86_64-unknown-linux-gnu,kind=hip')])
+
+    # --- packaging: random combinations ---
+    files = [n for n in inputs if n not in ('dir/h.o',)] + ['dir/h.o']
+    keys = ['arch', 'foo', 'bar', 'x', 'k1', 'k2', 'feature', 'a-b', 'with space', 'ünï', '', 'triple2', 'file2',
+            'kindx', 'Kind', 'TRIPLE']
+    kinds = ['openmp', 'cuda', 'hip', 'sycl', 'none', 'OpenMP', '']
+    for i in range(260):
+        images = []
+        for _ in range(rnd.choice([1, 1, 2, 3, 5])):
+            parts = ['file=' + rnd.choice(files), 'triple=' + rnd.choice(['amdgcn-amd-amdhsa', 'nvptx64-nvidia-cuda',
+                                                                        'x86_64-pc-linux-gnu', 'x', ''])]
+            for _ in range(rnd.choice([0, 1, 2, 4, 8])):
+                r = rnd.random()
+                if r < 0.15:
+                    parts.append('kind=' + rnd.choice(kinds))
+                elif r < 0.22:
+                    parts.append(rnd.choice(keys))  # no '='
+                elif r < 0.3:
+                    parts.append(rnd.choice(keys) + '=')
+                elif r < 0.36:
+                    parts.append('arch=' + rnd.choice(['gfx906', 'sm_80', 'gfx90a:xnack+', '']))
+                else:
+                    parts.append(rnd.choice(keys) + '=' + rnd.choice(['v', 'v=w', 'long-' * 5, 'é', '']))
+            rnd.shuffle(parts)
+            if rnd.random() < 0.1:
+                parts.append('')  # trailing comma
+            images.append('--image=' + ','.join(parts))
+        yield ('create-random-%d' % i, inputs, [P('-o', 'out.bin', *images)])
+
+    # Many keys (the DenseMap grows past 64 buckets) and keys longer than 64 bytes.
+    for n in (47, 48, 49, 100, 300):
+        many = ','.join('key%d=%d' % (k, k) for k in range(n))
+        yield ('create-many-keys-%d' % n, inputs, [P('-o', 'm.bin', '--image=file=a.o,triple=t,' + many)])
+    for n in (63, 64, 65, 127, 128, 129, 200):
+        longk = ','.join(('L%d' % k) + 'x' * (n - 1 - len(str(k))) + '=v' for k in range(12))
+        yield ('create-long-keys-%d' % n, inputs, [P('-o', 'l.bin', '--image=file=a.o,triple=t,' + longk)])
+    yield ('create-no-images', inputs, [P('-o', 'empty.bin')])
+    yield ('create-stdin-image', inputs, [P('-o', 's.bin', '--image=file=-,triple=t,arch=a', stdin=b'from stdin')])
+    yield ('create-stdout', inputs, [P('-o', '-', '--image=file=a.o,triple=t')])
+    yield ('create-separate-values', inputs, [P('-o', 'sep.bin', '--image', 'file=a.o,triple=t', '-image', 'file=tgt2,triple=u')])
+    yield ('create-response-file', dict(inputs, rsp=b'-o r.bin --image=file=a.o,triple=t,arch="x y"\n'), [P('@rsp')])
+    yield ('create-overwrite-input', inputs, [P('-o', 'a.o', '--image=file=a.o,triple=t')])
+    # LLVM 19.1.7 makes one binary per file of a repeated file= key.
+    yield ('create-repeated-file', inputs, [P('-o', 'rf.bin', '--image=file=a.o,file=tgt1,triple=t')])
+    yield ('create-repeated-file-3', inputs, [P('-o', 'rf.bin', '--image=file=a.o,triple=t,file=bit.o,arch=x,kind=hip,file=tgt2',
+                                                '--image=file=e.s,triple=u')])
+    yield ('create-repeated-file-missing', inputs, [P('-o', 'rf.bin', '--image=file=a.o,file=nonexist,triple=t')])
+    yield ('create-repeated-file-empty', inputs, [P('-o', 'rf.bin', '--image=file=a.o,file=,triple=t')])
+
+    # --- packaging errors ---
+    yield ('err-missing-triple', inputs, [P('-o', 'x.bin', '--image=file=a.o')])
+    yield ('err-missing-file', inputs, [P('-o', 'x.bin', '--image=triple=x')])
+    yield ('err-second-image-missing', inputs, [P('-o', 'x.bin', '--image=file=a.o,triple=t', '--image=file=tgt1')])
+    yield ('err-nonexistent', inputs, [P('-o', 'x.bin', '--image=file=nonexist.o,triple=x')])
+    yield ('err-directory-image', dict(inputs, d=None), [P('-o', 'x.bin', '--image=file=d,triple=x')])
+    yield ('err-output-dir-missing', inputs, [P('-o', 'nodir/x.bin', '--image=file=a.o,triple=x')])
+    yield ('err-output-is-dir', dict(inputs, d=None), [P('-o', 'd', '--image=file=a.o,triple=x')])
+    yield ('err-both-modes', inputs, [P('-o', 'x.bin', 'tgt1')])
+    yield ('err-unknown-option', inputs, [P('--imag=file=a.o')])
+    yield ('err-group', inputs, [P('-ox.bin')])
+    yield ('err-two-positionals', inputs, [P('a.o', 'tgt1')])
+    yield ('nothing-to-do', inputs, [P()])
+    yield ('help', inputs, [P('--help')])
+    yield ('help-hidden', inputs, [P('--help-hidden')])
+    yield ('help-h', inputs, [P('-h')])
+    yield ('version', inputs, [P('--version')])
+
+    # --- extraction from raw binaries ---
+    with open(os.path.join(GOLDEN, '19-packager-3.bin'), 'rb') as f:
+        p3 = f.read()
+    multi = (ob(b'AMD908', 1, 1, [('arch', 'gfx908'), ('triple', 'amdgcn-amd-amdhsa')])
+             + ob(b'AMD90A', 1, 1, [('arch', 'gfx90a'), ('triple', 'amdgcn-amd-amdhsa'), ('feature', 'xnack+')])
+             + ob(b'CUBIN', 3, 2, [('arch', 'sm_70'), ('triple', 'nvptx64-nvidia-cuda')])
+             + ob(b'BITCODE', 2, 3, [('triple', 'amdgcn-amd-amdhsa'), ('arch', 'gfx1030')])
+             + ob(b'NONE', 0, 0, [('triple', 'z')])
+             + ob(b'', 5, 7, []))
+    ex = dict(inputs, **{'p3.bin': p3, 'multi.bin': multi, 'dir/m.bin': multi, 'text.c': b'int main() {}\n'})
+    selectors = ['triple=amdgcn-amd-amdhsa', 'arch=gfx908', 'kind=openmp', 'kind=cuda', 'kind=hip', 'kind=none',
+                 'kind=bogus', 'arch=', 'triple=z', 'feature=xnack+', 'feature=', 'foo=bar,baz', 'foo=bar',
+                 'arch=sm_70,kind=cuda', 'triple=amdgcn-amd-amdhsa,arch=gfx90a', 'nomatch=1', '', 'arch']
+    for i, sel in enumerate(selectors):
+        for src in ('multi.bin', 'p3.bin', 'dir/m.bin'):
+            yield ('extract-gen-%d-%s' % (i, src), ex, [P(src, '--image=' + sel)])
+            yield ('extract-file-%d-%s' % (i, src), ex, [P(src, '--image=file=out.img' + (',' + sel if sel else ''))])
+            yield ('extract-archive-%d-%s' % (i, src), ex,
+                   [P(src, '--image=file=out.a' + (',' + sel if sel else ''), '--archive')])
+    yield ('extract-several-selectors', ex, [P('multi.bin', '--image=kind=openmp', '--image=file=one.o,kind=cuda',
+                                               '--image=file=all.a', '--image=kind=hip')])
+    yield ('extract-several-archives', ex, [P('multi.bin', '--archive', '--image=file=a1.a,kind=openmp',
+                                              '--image=file=a2.a,triple=nvptx64-nvidia-cuda')])
+    yield ('extract-archive-no-file', ex, [P('multi.bin', '--image=kind=openmp', '--archive')])
+    yield ('extract-archive-no-file-no-match', ex, [P('multi.bin', '--image=kind=sycl', '--archive')])
+    yield ('extract-stdin', ex, [P('-', '--image=kind=openmp', stdin=multi)])
+    yield ('extract-stdin-archive', ex, [P('-', '--image=file=s.a,kind=openmp', '--archive', stdin=multi)])
+    yield ('extract-not-a-container', ex, [P('text.c', '--image=arch=sm_70')])
+    yield ('extract-empty-file', ex, [P('g', '--image=arch=sm_70')])
+    yield ('extract-nonexistent', ex, [P('nonexist.bin', '--image=arch=none')])
+    yield ('extract-directory', dict(ex, d=None), [P('d', '--image=arch=none')])
+    yield ('extract-into-input', ex, [P('multi.bin', '--image=file=multi.bin,arch=gfx908')])
+    yield ('extract-output-missing-dir', ex, [P('multi.bin', '--image=file=nodir/x,arch=gfx908')])
+    yield ('extract-no-selector', ex, [P('multi.bin')])
+    yield ('extract-dot-names', dict(ex, **{'.hidden': multi, 'x.y.z': multi}),
+           [P('.hidden', '--image=arch=gfx908'), P('x.y.z', '--image=arch=gfx908')])
+
+    # Damaged binaries: LLVM 19's own messages.
+    good = ob(b'IMG', 1, 1, [('triple', 't'), ('arch', 'a')])
+    damaged = {
+        'trunc-header': good[:20], 'trunc-entry': good[:60], 'trunc-binary': good[:-8],
+        'bad-version': good[:4] + struct.pack('<I', 3) + good[8:],
+        'version-0': good[:4] + struct.pack('<I', 0) + good[8:],
+        'size-small': good[:8] + struct.pack('<Q', 16) + good[16:],
+        'size-huge': good[:8] + struct.pack('<Q', 1 << 63) + good[16:],
+        'entry-offset': good[:16] + struct.pack('<Q', len(good)) + good[24:],
+        'entry-size': good[:24] + struct.pack('<Q', len(good)) + good[32:],
+        'image-offset': good[:56] + struct.pack('<Q', 1 << 40) + good[64:],
+        'string-offset': good[:40] + struct.pack('<Q', 1 << 40) + good[48:],
+        'trailing-garbage': good + b'garbage!',
+        'trailing-zeros': good + bytes(8),
+        'second-bad-magic': good + good[:3] + b'\0' + good[4:],
+        'two-good': good + good,
+    }
+    for name, data in damaged.items():
+        yield ('damaged-%s' % name, {'in.bin': data}, [P('in.bin', '--image=triple=t')])
+
+    # --- objects and archives made by clang and llvm-ar ---
+    objs = clang_objects(tmp)
+    if objs:
+        oi = dict(objs)
+        oi['raw.bin'] = multi
+        oi['lib.a'] = llvm_ar(tmp, objs)
+        oi['nosym.a'] = llvm_ar(tmp, {'raw.bin': multi, 'raw_with_a_long_name.bin': p3}, flags='rcS')
+        oi['nested.a'] = llvm_ar(tmp, {'inner.a': oi['lib.a'], 'raw.bin': multi})
+        for src in list(objs) + ['lib.a', 'nosym.a', 'nested.a']:
+            for sel in ('kind=openmp', 'triple=amdgcn-amd-amdhsa', 'arch=gfx90a', 'triple=nvptx64-nvidia-cuda',
+                        'triple=x86_64-pc-linux-gnu', 'arch=sm_70'):
+                yield ('obj-gen-%s-%s' % (src, sel), oi, [P(src, '--image=' + sel)])
+                yield ('obj-archive-%s-%s' % (src, sel), oi, [P(src, '--image=file=o.a,' + sel, '--archive')])
+                yield ('obj-file-%s-%s' % (src, sel), oi, [P(src, '--image=file=o.img,' + sel)])
+        # Member offsets past a small threshold switch LLVM to the 64-bit symbol table.
+        yield ('obj-archive-sym64', oi, [P('amd.o', '--image=file=o.a', '--archive', env={'SYM64_THRESHOLD': '100'})])
+        yield ('obj-archive-sym64-x86', oi, [P('lib.a', '--image=file=o.a', '--archive', env={'SYM64_THRESHOLD': '0'})])
+        # Damaged objects.
+        x = objs.get('x86.o')
+        if x:
+            yield ('obj-truncated', {'t.o': x[:100]}, [P('t.o', '--image=kind=openmp')])
+            yield ('obj-truncated-archive', {'t.a': oi['lib.a'][:100]}, [P('t.a', '--image=kind=openmp')])
+
+
+# ---------------------------------------------------------------------------
+# Expected differences (deliberate), applied to LLVM's result before comparing.
+# Each returns the adjusted (transcript, files) or None when not applicable.
+
+def message_only_differences(name, llvm, ours):
+    """Error texts that LLVM takes from its ELF/archive parsers: offloadtool
+    reports the same failure (exit 1, no output) in its own words."""
+    if name in ('obj-truncated', 'obj-truncated-archive'):
+        (lt, lf), (ot, of) = llvm, ours
+        if [t[1] for t in lt] == [t[1] for t in ot] == [1] and lf == of and ot[0][3]:
+            return True
+    return False
+
+
+def main():
+    ot = os.environ.get('OFFLOADTOOL')
+    if not ot or not os.path.exists(LLVM_PACKAGER):
+        print('OFFLOADTOOL not set or LLVM 19 packager missing')
+        print('0 passed, 1 failed')
+        return 1
+    tmp = tempfile.mkdtemp(prefix='packager-diff-')
+    passed = failed = 0
+    try:
+        ours = Side(os.path.join(tmp, 'ours'), os.path.abspath(ot))
+        theirs = Side(os.path.join(tmp, 'llvm'), LLVM_PACKAGER)
+        for name, files, commands in cases(tmp):
+            if FILTER and FILTER not in name:
+                continue
+            a = theirs.run(files, commands)
+            b = ours.run(files, commands)
+            ok = a == b or message_only_differences(name, a, b)
+            if ok:
+                passed += 1
+                if VERBOSE:
+                    print('ok  ', name)
+            else:
+                failed += 1
+                print('FAIL', name)
+                if VERBOSE or failed <= 10:
+                    for (args, rc1, o1, e1), (_, rc2, o2, e2) in zip(a[0], b[0]):
+                        if (rc1, o1, e1) != (rc2, o2, e2):
+                            print('   ', args)
+                            print('    llvm: rc=%d out=%r err=%r' % (rc1, o1[:300], e1[:300]))
+                            print('    ours: rc=%d out=%r err=%r' % (rc2, o2[:300], e2[:300]))
+                    for k in sorted(set(a[1]) | set(b[1])):
+                        if a[1].get(k) != b[1].get(k):
+                            print('    file %s: llvm %s, ours %s' % (
+                                k, len(a[1][k]) if k in a[1] else 'missing', len(b[1][k]) if k in b[1] else 'missing'))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
