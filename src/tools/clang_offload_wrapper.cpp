@@ -5,6 +5,10 @@
 // finished host object file (ELF or COFF) for the target triple, not LLVM
 // bitcode, so no LLVM back end is needed to use it; --help says so after
 // LLVM's text. Empty images are refused (LLVM 14 wraps them silently).
+// -add-omp-offload-notes: LLVM 14 rewrites each ELF image with llvm-objcopy to
+// add a .note.openmp section; offloadtool runs no external tools, so it says
+// that the images are embedded unchanged (with LLVM's own warning for
+// non-ELF images). -save-temps has nothing to keep: no temporary files exist.
 #include <cstdio>
 
 #include "cli/diagnostics.h"
@@ -49,6 +53,18 @@ int run_clang_offload_wrapper(const cli::Invocation& inv) {
       }
     }
     if (!pending.empty()) fail("", "--offload-arch={} is not followed by an input image", pending);
+    if (p.flag("add-omp-offload-notes")) {
+      for (const wrap::Image& img : o.images) {
+        Bytes d = img.file->bytes();
+        bool elf = d.size() >= 4 && d[0] == std::byte{0x7f} && d[1] == std::byte{'E'} && d[2] == std::byte{'L'} &&
+                   d[3] == std::byte{'F'};
+        cli::print_warning(inv.argv0, elf ? fmt::format("{}: ELF notes are not added by this clang-offload-wrapper; "
+                                                        "the image is embedded unchanged",
+                                                        img.path)
+                                          : fmt::format("{} is not an ELF image, so notes cannot be added to it.",
+                                                        img.path));
+      }
+    }
     if (archs != 0 && archs != o.images.size())
       fail("", "{} --offload-arch values for {} images: give one per image or none", archs, o.images.size());
     wrap::write_wrapper(o, p.value("o").value_or(""));
