@@ -86,7 +86,7 @@ int run_clang_offload_bundler(const cli::Invocation& inv) {
     if (p.given("compress")) c.compress = p.flag("compress");
     if (p.given("verbose")) c.verbose = p.flag("verbose");
     if (p.given("compression-level")) c.compression.level = *p.int_value("compression-level");
-    c.type = *p.value("type");
+    c.type = p.value("type").value_or("");
     c.allow_missing_bundles = p.flag("allow-missing-bundles");
     c.hip_openmp_compatible = p.flag("hip-openmp-compatible");
     c.print_commands = p.flag("###");

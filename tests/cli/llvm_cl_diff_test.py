@@ -277,7 +277,7 @@ def main():
         return 1
     if not all(os.access(p, os.X_OK) for p in REAL.values()):
         print("LLVM 19 / 14 offload tools not installed: skipped")
-        return 77
+        return 1  # CI installs the LLVM tools: their absence is a failure, never a skip
     env = {k: val for k, val in os.environ.items() if not k.startswith("OFFLOAD_BUNDLER_")}
     env["LC_ALL"] = "C"
     cases = vectors()

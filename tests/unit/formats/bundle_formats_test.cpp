@@ -71,7 +71,8 @@ TEST_CASE("malformed binary bundles are errors with file and offset") {
   CHECK_THROWS_AS(formats::read_binary_bundle(overflow, "t.bc"), Error);
   auto dup = data;
   // Entry 1 starts at 0x55 (32 + 24 + 29); its ID at 0x6d. ...gfx906 -> ...gfx900:
-  std::memcpy(dup.data() + 0x6d + 28, "0", 1);
+  REQUIRE(dup.size() > 0x6d + 28);
+  dup[0x6d + 28] = std::byte{'0'};
   CHECK_THROWS_WITH_AS(formats::read_binary_bundle(dup, "t.bc"),
                        "t.bc: duplicate bundle entry id 'hip-amdgcn-amd-amdhsa--gfx900', at offset 0x55", Error);
 }
