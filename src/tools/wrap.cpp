@@ -38,6 +38,11 @@ int run_wrap(const cli::Invocation& inv) {
                  "offload entry table layout: llvm19 (<kind>_offloading_entries, 32-byte entries; default) or\n"
                  "llvm20 (llvm_offload_entries, 56-byte entries filtered by kind)")
       ->check(CLI::IsMember({"llvm19", "llvm20"}));
+  bool compress = false;
+  int level = 3;
+  app.add_flag("--compress", compress, "HIP: compress the offload bundle built from device images (CCOB, zstd)");
+  app.add_option("--compression-level", level, "zstd level for --compress (default 3, as LLVM)")
+      ->check(CLI::Range(-7, 22));
   app.add_option("-o,--output", output, "output object file")->required();
   app.add_option("images", images, "device images (OpenMP), or the fat binary (CUDA, HIP)")->required();
 
@@ -57,6 +62,8 @@ int run_wrap(const cli::Invocation& inv) {
     o.triple = triple;
     o.scheme = scheme == "llvm14" ? wrap::OpenMPScheme::Llvm14 : wrap::OpenMPScheme::Llvm19;
     o.entries = entries == "llvm20" ? wrap::EntryVersion::V1 : wrap::EntryVersion::Legacy;
+    o.compress = compress;
+    o.compression_level = level;
     wrap::host_target(triple);  // an unsupported triple is reported before any input is read
     if (!archs.empty() && archs.size() != images.size())
       fail("", "{} --offload-arch values for {} images: give one per image or none", archs.size(), images.size());

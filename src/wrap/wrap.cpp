@@ -2,12 +2,14 @@
 
 #include <limits>
 
+#include "compress/codec.h"
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
 #include "formats/llvm_densemap_order.h"
 #include "formats/offload_binary.h"
 #include "object/coff_writer.h"
 #include "object/elf_writer.h"
+#include "support/md5.h"
 #include "support/output_file.h"
 #include "target/bundle_id.h"
 #include "target/triple.h"
@@ -411,7 +413,35 @@ FatBinary hip_bundle(const Options& o, const HostTarget& t) {
     pos = layout.offsets[i] + sizes[i];
   }
   fb.size = pos;
-  return fb;
+  if (!o.compress) return fb;
+
+  // CCOB v2 around the whole bundle, as clang-offload-bundler -compress writes it.
+  if (fb.size > 0xffffffffu) fail("", "HIP bundle of 0x{:x} bytes exceeds the compressed format's 4 GiB limit", fb.size);
+  compress::Params params;
+  params.method = compress::Method::Zstd;
+  params.level = o.compression_level;
+  Md5 md5;
+  std::vector<std::byte> compressed;
+  compress::Compressor zc(params, fb.size, [&](Bytes b) { compressed.insert(compressed.end(), b.begin(), b.end()); });
+  for (const Chunk& c : fb.chunks) {
+    Bytes b = c.file ? c.file->bytes().subspan(c.file_offset, c.file_size) : Bytes(c.bytes);
+    md5.update(b);
+    zc.write(b);
+  }
+  zc.finish();
+  formats::CcobHeader h;
+  h.version = 2;
+  h.method = params.method;
+  h.uncompressed_size = fb.size;
+  h.hash = md5.truncated();
+  h.header_size = formats::ccob_header_size(2);
+  h.total_size = h.header_size + compressed.size();
+  if (*h.total_size > 0xffffffffu) fail("", "compressed HIP bundle exceeds the compressed format's 4 GiB limit");
+  FatBinary out;
+  out.chunks.push_back(Chunk::owned(formats::write_ccob_header(h)));
+  out.size = *h.total_size;
+  out.chunks.push_back(Chunk::owned(std::move(compressed)));
+  return out;
 }
 
 RelocatableObject build_fatbin(const Options& o, const HostTarget& t) {

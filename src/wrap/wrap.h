@@ -67,9 +67,12 @@ struct Options {
   std::string triple;
   OpenMPScheme scheme = OpenMPScheme::Llvm19;
   EntryVersion entries = EntryVersion::Legacy;
-  // HIP only, when `images` are device code objects rather than one ready
-  // offload bundle: build the bundle (align 4096, as clang-linker-wrapper does).
   std::vector<Image> images;
+  // HIP only, when `images` are device code objects rather than one ready
+  // offload bundle: the bundle is built here (align 4096, as clang-linker-wrapper
+  // does) and, with `compress`, written as a CCOB v2 (zstd, LLVM's bytes).
+  bool compress = false;
+  int compression_level = 3;
 };
 
 // Validates the inputs (at least one image, none empty, offload archs given

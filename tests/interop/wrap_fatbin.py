@@ -114,4 +114,23 @@ if os.path.exists(S.path("ref-x86_64.hipfb")):
     r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path("ref-x86_64.hipfb")})
     S.check("ready HIP bundle: registered bytes are the bundle", r.stdout == expected("hip", False), r.stdout)
 
+# Device images bundled and compressed here: the same bytes as clang-offload-bundler -compress.
+r = S.run([f"{LLVM19}/clang-offload-bundler", "-compress", "-type=o", "-bundle-align=4096",
+           "-targets=host-x86_64-unknown-linux,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx90a",
+           "-input=/dev/null", "-input=gfx906.co", "-input=gfx90a.co", "-output=ref-z.hipfb"])
+S.check("clang-offload-bundler makes the compressed reference bundle", r.returncode == 0, r.stderr)
+obj = S.path("hip-z.o")
+r = S.wrap(["--kind=hip", "--compress", "--target=x86_64-unknown-linux-gnu", "--offload-arch=gfx906",
+            "--offload-arch=gfx90a", "-o", obj, "gfx906.co", "gfx90a.co"])
+S.check("compressed HIP bundle: wrap exits 0", r.returncode == 0, r.stderr)
+r = S.run([f"{LLVM19}/llvm-objcopy", "-O", "binary", "--only-section=.hip_fatbin", obj, "hip-z.bin"])
+S.check("compressed HIP bundle: the same bytes as clang-offload-bundler -compress",
+        r.returncode == 0 and read(S.path("hip-z.bin")) == read(S.path("ref-z.hipfb")), r.stderr)
+exe = S.path("hip-z")
+r = S.run(["gcc", "-DENTRY_SECTION=\"hip_offloading_entries\"", "-DPREFIX=hip", "-o", exe,
+           os.path.join(HERE, "wrap_host_entries.c"), os.path.join(HERE, "wrap_stub_runtime.c"), obj])
+S.check("compressed HIP bundle: links", r.returncode == 0, r.stderr)
+r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path("ref-z.hipfb")})
+S.check("compressed HIP bundle: registered", r.stdout == expected("hip", False), r.stdout + r.stderr)
+
 S.finish()
