@@ -513,7 +513,10 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
   }
 
   // The section name table: cut off names no longer referenced at its end (the
-  // names our own bundling appended), unless something else reads it.
+  // names our own bundling appended, so a bundled-then-stripped object gets its
+  // table back byte for byte). When dead names remain inside a table that only
+  // holds section names, it is rebuilt from the kept names instead. A table
+  // that is loaded, or read by anything but symbol tables, is left alone.
   {
     const std::size_t st = f.shstrndx;
     bool shared_unknown = (sh[st].sh_flags & elf::SHF_ALLOC) != 0;
@@ -527,13 +530,18 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
       }
     if (!shared_unknown && st != 0) {
       const std::string_view table = as_chars(f.contents(st));
+      std::vector<bool> live(table.size(), false);
       std::uint64_t end = 1;
       bool ok = true;
       auto use = [&](std::uint64_t off) {
         if (off == 0) return;
         auto e = string_end(table, off);
-        if (!e) ok = false;
-        else end = std::max(end, *e);
+        if (!e) {
+          ok = false;
+          return;
+        }
+        end = std::max(end, *e);
+        std::fill(live.begin() + static_cast<std::ptrdiff_t>(off), live.begin() + static_cast<std::ptrdiff_t>(*e), true);
       };
       for (std::size_t i = 0; i < n; ++i)
         if (!removed[i]) use(sh[i].sh_name);
@@ -545,7 +553,24 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
           use(s.st_name);
         }
       }
-      if (ok && end < table.size()) {
+      const bool dead_inside = ok && std::find(live.begin() + 1, live.begin() + static_cast<std::ptrdiff_t>(end), false) !=
+                                         live.begin() + static_cast<std::ptrdiff_t>(end);
+      if (dead_inside && symtabs.empty()) {
+        std::vector<std::byte> b{std::byte{0}};
+        std::vector<std::pair<std::string_view, std::uint32_t>> placed;
+        for (std::size_t i = 1; i < n; ++i) {
+          if (removed[i] || sh[i].sh_name == 0) continue;
+          const std::string_view name = table.substr(sh[i].sh_name, *string_end(table, sh[i].sh_name) - 1 - sh[i].sh_name);
+          auto it = std::ranges::find(placed, name, &std::pair<std::string_view, std::uint32_t>::first);
+          if (it == placed.end()) {
+            placed.emplace_back(name, static_cast<std::uint32_t>(b.size()));
+            append_string(b, name);
+            it = placed.end() - 1;
+          }
+          out_sh[i].sh_name = it->second;
+        }
+        modified[st] = std::move(b);
+      } else if (ok && end < table.size()) {
         const Bytes b = f.contents(st).first(end);
         modified[st] = std::vector<std::byte>(b.begin(), b.end());
       }
@@ -558,7 +583,11 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
   std::vector<std::size_t> order;
   for (std::size_t i = 1; i < n; ++i)
     if (!removed[i]) order.push_back(i);
-  std::ranges::stable_sort(order, {}, [&](std::size_t i) { return static_cast<std::uint64_t>(sh[i].sh_offset); });
+  // File order; at equal offsets empty sections first, as linkers and
+  // assemblers lay them out (so an unchanged prefix keeps its offsets).
+  std::ranges::stable_sort(order, {}, [&](std::size_t i) {
+    return std::pair<std::uint64_t, bool>(sh[i].sh_offset, f.has_data(i) && sh[i].sh_size != 0);
+  });
   std::vector<bool> fixed(n, false);
   for (std::size_t i : order) {
     if (!f.has_data(i) || sh[i].sh_size == 0) continue;
@@ -580,11 +609,12 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
     if (fixed[i]) continue;
     const std::uint64_t a = sh[i].sh_addralign;
     const std::uint64_t align = std::has_single_bit(a) && a <= 0x10000 ? a : 1;
+    // SHT_NOBITS sections are aligned too, as LLVM's assembler does.
+    l.pad_to(align);
     if (!f.has_data(i)) {
       out_sh[i].sh_offset = l.size();
       continue;
     }
-    l.pad_to(align);
     if (modified[i]) {
       out_sh[i].sh_size = modified[i]->size();
       out_sh[i].sh_offset = l.bytes(std::move(*modified[i]));
@@ -902,8 +932,8 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
       } else {
         s.PointerToRawData = static_cast<std::uint32_t>(l.copy(in, f.sections[i].PointerToRawData, data.size()));
       }
-    } else if (s.SizeOfRawData == 0) {
-      s.PointerToRawData = 0;
+    } else if (f.has_data(i)) {
+      s.PointerToRawData = static_cast<std::uint32_t>(l.size());  // empty, but placed like the assembler does
     }
     const std::uint64_t nrel = f.relocation_count(i);
     if (s.NumberOfRelocations != 0 && nrel != 0) {
