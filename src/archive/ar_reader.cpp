@@ -1,79 +1,100 @@
 #include "archive/ar_reader.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-
-#include <functional>
-#include <memory>
+#include <algorithm>
+#include <optional>
 
 namespace ot::archive {
 namespace {
 
-struct ReadDeleter {
-  void operator()(struct archive* a) const { archive_read_free(a); }
-};
-using ReadHandle = std::unique_ptr<struct archive, ReadDeleter>;
+constexpr std::string_view kMagic = "!<arch>\n", kThinMagic = "!<thin>\n";
+constexpr std::uint64_t kHeaderSize = 60;
 
 bool starts_with(Bytes data, std::string_view magic) {
   return data.size() >= magic.size() && as_chars(data.first(magic.size())) == magic;
 }
 
-bool is_index_member(std::string_view name) {
-  return name == "/" || name == "//" || name == "/SYM64/" || name == "__.SYMDEF" || name == "__.SYMDEF SORTED" ||
-         name == "__.SYMDEF_64" || name == "__.SYMDEF_64 SORTED";
+std::string_view rtrim(std::string_view s, char c) {
+  while (!s.empty() && s.back() == c) s.remove_suffix(1);
+  return s;
 }
 
-[[noreturn]] void fail_archive(struct archive* a, const std::string& file) {
-  const char* why = archive_error_string(a);
-  fail(file, "malformed archive: {}", why ? why : "unknown libarchive error");
+// A decimal header field padded with spaces (LLVM accepts nothing else).
+std::optional<std::uint64_t> decimal(std::string_view field) {
+  field = rtrim(field, ' ');
+  if (field.empty() || field.size() > 19) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : field) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+bool is_index(std::string_view raw_name) {
+  const std::string_view n = rtrim(raw_name, ' ');
+  return n == "/" || n == "/SYM64/" || n == "//" || n == "__.SYMDEF" || n == "__.SYMDEF SORTED" ||
+         n == "__.SYMDEF_64" || n == "__.SYMDEF_64 SORTED";
 }
 
 }  // namespace
 
-bool is_archive(Bytes data) { return starts_with(data, "!<arch>\n"); }
-bool is_thin_archive(Bytes data) { return starts_with(data, "!<thin>\n"); }
+bool is_archive(Bytes data) { return starts_with(data, kMagic); }
+bool is_thin_archive(Bytes data) { return starts_with(data, kThinMagic); }
 
 std::vector<Member> read_members(Bytes data, const std::string& file) {
-  if (is_thin_archive(data))
-    fail(file, "thin archives are not supported (their members live in other files)");
+  if (is_thin_archive(data)) fail(file, "thin archives are not supported (their members live in other files)");
   if (!is_archive(data)) fail_at({file, 0}, "not an archive (no \"!<arch>\\n\" magic)");
 
-  ReadHandle a(archive_read_new());
-  if (!a) throw std::bad_alloc();
-  archive_read_support_format_ar(a.get());
-  // archive_read_open_memory takes a non-const pointer but only reads.
-  if (archive_read_open_memory(a.get(), const_cast<std::byte*>(data.data()), data.size()) != ARCHIVE_OK)
-    fail_archive(a.get(), file);
-
-  const auto base = reinterpret_cast<std::uintptr_t>(data.data());
   std::vector<Member> out;
-  for (;;) {
-    struct archive_entry* e = nullptr;
-    int r = archive_read_next_header(a.get(), &e);
-    if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK) fail_archive(a.get(), file);
-    const char* path = archive_entry_pathname(e);
+  std::string_view names;  // the GNU "//" member
+  for (std::uint64_t off = kMagic.size(); off < data.size();) {
+    // A lone '\n' pads the last member to an even size.
+    if (data.size() - off == 1 && static_cast<char>(data[off]) == '\n') break;
+    if (data.size() - off < kHeaderSize)
+      fail_at({file, off}, "truncated archive member header (0x{:x} bytes left, a header needs 0x{:x})",
+              data.size() - off, kHeaderSize);
+    const std::string_view h = as_chars(data.subspan(off, kHeaderSize));
+    if (h.substr(58, 2) != "`\n") fail_at({file, off}, "archive member header does not end in \"`\\n\"");
+    const std::string_view raw_name = h.substr(0, 16);
+    const auto size = decimal(h.substr(48, 10));
+    if (!size) fail_at({file, off + 48}, "archive member size field '{}' is not a decimal number", rtrim(h.substr(48, 10), ' '));
+    const std::uint64_t data_off = off + kHeaderSize;
+    if (*size > data.size() - data_off)
+      fail_at({file, off}, "archive member of 0x{:x} bytes extends past the end of the archive (0x{:x} bytes left)",
+              *size, data.size() - data_off);
     Member m;
-    m.name = path ? path : "";
-    const la_int64_t size = archive_entry_size(e);
-    // Reading from memory, libarchive hands out the member as one block that
-    // points into `data`; anything else would mean a copy we do not keep.
-    const void* block = nullptr;
-    std::size_t block_size = 0;
-    la_int64_t block_offset = 0;
-    std::uint64_t seen = 0;
-    while ((r = archive_read_data_block(a.get(), &block, &block_size, &block_offset)) == ARCHIVE_OK) {
-      const auto p = reinterpret_cast<std::uintptr_t>(block);
-      if (seen != 0 || block_offset != 0 || p < base || p - base > data.size() || block_size > data.size() - (p - base))
-        fail(file, "archive member '{}' is not stored contiguously", m.name);
-      m.offset = p - base;
-      m.data = data.subspan(m.offset, block_size);
-      seen += block_size;
+    m.header_offset = off;
+    m.offset = data_off;
+    m.data = data.subspan(data_off, *size);
+    off = data_off + *size + (*size % 2);
+
+    if (rtrim(raw_name, ' ') == "//") {
+      names = as_chars(m.data);
+      continue;
     }
-    if (r != ARCHIVE_EOF) fail_archive(a.get(), file);
-    if (size < 0 || seen != static_cast<std::uint64_t>(size))
-      fail(file, "archive member '{}' is truncated (0x{:x} of 0x{:x} bytes)", m.name, seen, size);
-    if (is_index_member(m.name)) continue;
+    if (is_index(raw_name)) continue;
+    if (raw_name.starts_with("#1/")) {  // BSD: the name opens the data
+      const auto len = decimal(raw_name.substr(3));
+      if (!len || *len > m.data.size())
+        fail_at({file, m.header_offset}, "archive member name length '{}' is bad or exceeds the member", rtrim(raw_name.substr(3), ' '));
+      m.name = std::string(rtrim(as_chars(m.data.first(*len)), '\0'));
+      m.data = m.data.subspan(*len);
+      m.offset += *len;
+    } else if (raw_name.size() > 1 && raw_name[0] == '/' && raw_name[1] >= '0' && raw_name[1] <= '9') {
+      const auto at = decimal(raw_name.substr(1));
+      if (!at || *at >= names.size())
+        fail_at({file, m.header_offset}, "archive member long-name offset '{}' is outside the name table (0x{:x} bytes)",
+                rtrim(raw_name.substr(1), ' '), names.size());
+      std::string_view name = names.substr(*at);
+      const std::size_t end = name.find('\n');
+      if (end == std::string_view::npos || end == 0 || name[end - 1] != '/')
+        fail_at({file, m.header_offset}, "archive member long name at 0x{:x} of the name table is not terminated by \"/\\n\"", *at);
+      m.name = std::string(name.substr(0, end - 1));
+    } else {
+      std::string_view name = rtrim(raw_name, ' ');
+      if (name.ends_with('/')) name.remove_suffix(1);
+      m.name = std::string(name);
+    }
     out.push_back(std::move(m));
   }
   return out;

@@ -1,6 +1,12 @@
-// Reading `ar` archives (GNU and BSD variants) through libarchive. Members are
+// Reading `ar` archives: GNU (long names through the "//" table, "/" and
+// "/SYM64/" symbol tables) and BSD ("#1/<len>" names, "__.SYMDEF" tables), the
+// members named as LLVM's Archive::Child::getName() names them. Members are
 // views into the archive's bytes, so nested containers can be parsed and
 // payloads copied without loading anything twice.
+//
+// Not libarchive, deliberately: libarchive rejects GNU long names that contain
+// a '/' ("Invalid string table"), and clang-offload-packager --archive names
+// every member by its input path, e.g. "dir/multi.bin".
 #pragma once
 
 #include <cstdint>
@@ -15,14 +21,16 @@ bool is_archive(Bytes data);       // "!<arch>\n"
 bool is_thin_archive(Bytes data);  // "!<thin>\n"
 
 struct Member {
-  std::string name;          // as LLVM's Archive::Child::getName(): long names resolved, trailing '/' removed
+  std::string name;          // long names resolved, GNU's trailing '/' and padding removed
   Bytes data;                // points into the archive's bytes
-  std::uint64_t offset = 0;  // of `data` inside the archive (0 for an empty member)
+  std::uint64_t offset = 0;  // of `data` inside the archive
+  std::uint64_t header_offset = 0;
 };
 
-// The regular members in file order; the symbol table ("/", "/SYM64/",
-// "__.SYMDEF...") and the GNU long-name table ("//") are left out. Throws
-// ot::Error naming `file` for malformed archives and for thin archives.
+// The regular members in file order; symbol tables ("/", "/SYM64/",
+// "__.SYMDEF...") and the GNU long-name table ("//") are left out. Every
+// header, size and name is bounds-checked; errors name `file` and the offset
+// of the member header. Thin archives are rejected.
 std::vector<Member> read_members(Bytes archive, const std::string& file);
 
 }  // namespace ot::archive

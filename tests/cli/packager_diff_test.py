@@ -143,6 +143,32 @@ def clang_objects(tmp):
     return out
 
 
+def mc_objects(tmp, p3):
+    """An ELF object with two SHT_LLVM_OFFLOADING sections and a PROGBITS .llvm.offloading.x, and a
+    COFF object with .llvm.offloading and .llvm.offloading$aux sections (one not 8-aligned)."""
+    mc = LLVM_BIN + '/llvm-mc'
+    if not os.path.exists(mc):
+        return {}
+    d = tempfile.mkdtemp(dir=tmp)
+    with open(os.path.join(d, 'p3.bin'), 'wb') as f:
+        f.write(p3)
+    sources = {
+        'e.o': ('x86_64-pc-linux-gnu', '.section .llvm.offloading,"e",@llvm_offloading\n.incbin "p3.bin"\n'
+                '.section .other,"e",@llvm_offloading\n.incbin "p3.bin", 0x180\n'
+                '.section .llvm.offloading.x,"a",@progbits\n.ascii "junk"\n'),
+        'c.obj': ('x86_64-pc-windows-msvc', '.section .llvm.offloading,"dr"\n.incbin "p3.bin", 0xb0, 0xd0\n'
+                  '.section .llvm.offloading$aux,"dr"\n.incbin "p3.bin", 0x180\n'),
+    }
+    out = {}
+    for name, (triple, text) in sources.items():
+        with open(os.path.join(d, 'in.s'), 'w') as f:
+            f.write(text)
+        subprocess.run([mc, '-triple=' + triple, '-filetype=obj', 'in.s', '-o', name], cwd=d, check=True)
+        with open(os.path.join(d, name), 'rb') as f:
+            out[name] = f.read()
+    return out
+
+
 def llvm_ar(tmp, members, name='lib.a', flags='rcs'):
     d = tempfile.mkdtemp(dir=tmp)
     for n, data in members.items():
@@ -277,6 +303,10 @@ def cases(tmp):
     yield ('extract-into-input', ex, [P('multi.bin', '--image=file=multi.bin,arch=gfx908')])
     yield ('extract-output-missing-dir', ex, [P('multi.bin', '--image=file=nodir/x,arch=gfx908')])
     yield ('extract-no-selector', ex, [P('multi.bin')])
+    # Archives written by --archive name members by the input path ("dir/m.bin"): read them back.
+    yield ('extract-from-packager-archive', ex, [P('dir/m.bin', '--image=file=pk.a', '--archive'),
+                                                 P('pk.a', '--image=kind=openmp'),
+                                                 P('pk.a', '--image=file=again.a', '--archive')])
     yield ('extract-dot-names', dict(ex, **{'.hidden': multi, 'x.y.z': multi}),
            [P('.hidden', '--image=arch=gfx908'), P('x.y.z', '--image=arch=gfx908')])
 
@@ -299,6 +329,16 @@ def cases(tmp):
     }
     for name, data in damaged.items():
         yield ('damaged-%s' % name, {'in.bin': data}, [P('in.bin', '--image=triple=t')])
+
+    # --- objects made by llvm-mc: any SHT_LLVM_OFFLOADING section, COFF .llvm.offloading* ---
+    mc = mc_objects(tmp, p3)
+    if mc:
+        mi = dict(mc)
+        mi['mc.a'] = llvm_ar(tmp, mc, flags='rc')
+        for src in list(mc) + ['mc.a']:
+            for sel in ('kind=cuda', 'triple=x86_64-unknown-linux-gnu', 'arch=gfx908', ''):
+                yield ('mc-gen-%s-%s' % (src, sel), mi, [P(src, '--image=' + sel)])
+                yield ('mc-archive-%s-%s' % (src, sel), mi, [P(src, '--image=file=o.a,' + sel, '--archive')])
 
     # --- objects and archives made by clang and llvm-ar ---
     objs = clang_objects(tmp)

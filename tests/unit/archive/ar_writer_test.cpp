@@ -1,0 +1,96 @@
+#include "archive/ar_writer.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+#include "unit/archive/reference_data.h"
+
+using namespace ot;
+using archive::NewMember;
+
+namespace {
+
+template <std::size_t N>
+Bytes ref(const unsigned char (&a)[N]) {
+  return {reinterpret_cast<const std::byte*>(a), N};
+}
+
+std::string temp_path() {
+  std::string p = "/tmp/ot-ar-writer-XXXXXX";
+  int fd = mkstemp(p.data());
+  close(fd);
+  return p;
+}
+
+std::vector<std::byte> write(std::vector<NewMember> members, archive::WriteOptions options = {}) {
+  const std::string path = temp_path();
+  {
+    OutputFile out(path);
+    archive::write_gnu_archive(out, members, options);
+    out.commit();
+  }
+  auto in = InputFile::open(path);
+  std::vector<std::byte> bytes(in->bytes().begin(), in->bytes().end());
+  unlink(path.c_str());
+  return bytes;
+}
+
+std::vector<std::byte> vec(Bytes b) { return {b.begin(), b.end()}; }
+
+}  // namespace
+
+TEST_CASE("GNU archive with ELF and bitcode symbols, as llvm-ar rcsD writes it") {
+  const Bytes elf = ref(testdata::kElfObject), bc = ref(testdata::kBitcode);
+  CHECK(write({{"x.o", elf}, {"y.bc", bc}, {"x.o", elf}}) == vec(ref(testdata::kSymArchive)));
+}
+
+TEST_CASE("the 64-bit symbol table from the SYM64 threshold on") {
+  const Bytes elf = ref(testdata::kElfObject);
+  CHECK(write({{"x.o", elf}}, {.sym64_threshold = 0}) == vec(ref(testdata::kSym64Archive)));
+  // Below the threshold the same member gets the 32-bit table.
+  auto small = write({{"x.o", elf}});
+  CHECK(std::string(as_chars(Bytes(small).subspan(8, 16))) == "/               ");
+}
+
+TEST_CASE("clang-offload-packager --archive: no symbols, long names shared, odd sizes padded") {
+  auto images = [](const char* name) {
+    return std::vector<NewMember>{{name, as_bytes("abc")}, {name, as_bytes("defg")}, {name, Bytes()}};
+  };
+  CHECK(write(images("dir/multi.bin")) == vec(ref(testdata::kPackagerArchive)));
+  CHECK(write(images("m.bin")) == vec(ref(testdata::kPackagerArchiveShort)));
+}
+
+TEST_CASE("no members: only the magic; no symbol table requested: none written") {
+  CHECK(write({}) == vec(as_bytes("!<arch>\n")));
+  auto a = write({{"x.o", ref(testdata::kElfObject)}}, {.symbol_table = false});
+  CHECK(std::string(as_chars(Bytes(a).subspan(8, 16))) == "x.o/            ");
+}
+
+TEST_CASE("names: 15 characters inline, 16 and any '/' in the long-name table") {
+  auto a = write({{"fifteen_chars_x", as_bytes("1")}, {"sixteen_chars_xx", as_bytes("2")}, {"a/b", as_bytes("3")}});
+  const std::string s(as_chars(Bytes(a)));
+  CHECK(s.substr(8, 60) == "//                                              24        `\n");
+  CHECK(s.substr(68, 24) == "sixteen_chars_xx/\na/b/\n\n");
+  CHECK(s.substr(92, 16) == "fifteen_chars_x/");
+  CHECK(s.substr(154, 16) == "/0              ");
+  CHECK(s.substr(216, 16) == "/18             ");
+}
+
+TEST_CASE("members stream from their input file") {
+  const std::string path = temp_path();
+  {
+    OutputFile f(path);
+    f.write(std::string_view("0123456789"));
+    f.commit();
+  }
+  auto in = InputFile::open(path);
+  auto a = write({{"p", in->bytes().subspan(3, 4), in.get()}});
+  CHECK(std::string(as_chars(Bytes(a)).substr(68)) == "3456");
+  unlink(path.c_str());
+}

@@ -1,0 +1,161 @@
+#include "packager/packager.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+#include "unit/archive/reference_data.h"
+
+using namespace ot;
+using packager::Diagnostics;
+using packager::ImageArgs;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kGolden = std::string(OT_SHARED_DIR) + "/reference/observed/golden/";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string p = (fs::temp_directory_path() / "ot-packager-XXXXXX").string();
+    path = mkdtemp(p.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read(const std::string& path) { return std::string(as_chars(InputFile::open(path)->bytes())); }
+void put(const std::string& path, std::string_view data) { write_file_atomic(path, as_bytes(data)); }
+
+std::vector<std::string> listing(const TempDir& d) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(d.path)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("LLVM's path stem and extension") {
+  CHECK(packager::llvm_path_stem("dir/multi.bin") == "multi");
+  CHECK(packager::llvm_path_stem("a.b.c") == "a.b");
+  CHECK(packager::llvm_path_stem(".hidden") == "");
+  CHECK(packager::llvm_path_stem("noext") == "noext");
+  CHECK(packager::llvm_path_stem("-") == "-");
+  CHECK(packager::llvm_path_stem("dir/") == ".");
+  CHECK(packager::llvm_path_stem("..") == "..");
+  CHECK(packager::llvm_path_extension("x.cubin") == "cubin");
+  CHECK(packager::llvm_path_extension(".o") == "o");
+  CHECK(packager::llvm_path_extension("dir.d/x") == "");
+  CHECK(packager::llvm_path_extension("x.") == "");
+}
+
+TEST_CASE("image kind: bitcode magic first, then the extension") {
+  CHECK(packager::image_kind_for("x.o", as_bytes("BC\xC0\xDE")) == formats::ImageKind::Bitcode);
+  CHECK(packager::image_kind_for("x.s", as_bytes("\xDE\xC0\x17\x0B")) == formats::ImageKind::Bitcode);
+  CHECK(packager::image_kind_for("x.s", as_bytes("BC")) == formats::ImageKind::Ptx);
+  CHECK(packager::image_kind_for("x.fatbin", {}) == formats::ImageKind::Fatbinary);
+  CHECK(packager::image_kind_for("x.O", {}) == formats::ImageKind::None);
+}
+
+TEST_CASE("matching: file always, kind by number, other keys by exact value") {
+  formats::OffloadEntry e;
+  e.offload_kind = 2;
+  e.strings = {{"triple", "nvptx64-nvidia-cuda"}, {"arch", "sm_70"}};
+  CHECK(packager::image_matches(ImageArgs::parse("file=x,kind=cuda,arch=sm_70"), e));
+  CHECK_FALSE(packager::image_matches(ImageArgs::parse("kind=hip"), e));
+  CHECK(packager::image_matches(ImageArgs::parse("missing="), e));
+  CHECK(packager::image_matches(ImageArgs::parse("missing"), e));
+  CHECK_FALSE(packager::image_matches(ImageArgs::parse("arch=sm_7"), e));
+  e.offload_kind = 0;
+  CHECK(packager::image_matches(ImageArgs::parse("kind=sycl"), e));  // unknown names are kind 0
+}
+
+TEST_CASE("create: byte-identical to LLVM 19's golden output, several files per image") {
+  TempDir d;
+  for (const char* n : {"tgt1", "tgt2", "host.i"}) put(d / n, read(kGolden + n));
+  std::vector<ImageArgs> images = {
+      ImageArgs::parse("file=" + (d / "tgt1") + ",triple=amdgcn-amd-amdhsa,arch=gfx908,kind=openmp"),
+      ImageArgs::parse("file=" + (d / "tgt2") + ",triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda,foo=bar,foo=baz"),
+      ImageArgs::parse("file=" + (d / "host.i") + ",triple=x86_64-unknown-linux-gnu,kind=hip")};
+  packager::create_package(images, d / "p3.bin", Diagnostics::Native);
+  CHECK(read(d / "p3.bin") == read(kGolden + "19-packager-3.bin"));
+
+  // file=tgt1,file=tgt1: two binaries with the same keys.
+  packager::create_package({ImageArgs::parse("file=" + (d / "tgt1") + ",triple=amdgcn-amd-amdhsa,arch=gfx908,kind=openmp,file=" +
+                                             (d / "tgt1"))},
+                           d / "two.bin", Diagnostics::Native);
+  CHECK(read(d / "two.bin") == read(kGolden + "19-packager-1.bin") + read(kGolden + "19-packager-1.bin"));
+
+  packager::create_package({}, d / "empty.bin", Diagnostics::Native);
+  CHECK(read(d / "empty.bin").empty());
+}
+
+TEST_CASE("create errors: LLVM's words in the personality, ours natively, no output") {
+  TempDir d;
+  put(d / "a.o", "A");
+  auto missing = ImageArgs::parse("file=" + (d / "a.o"));
+  CHECK_THROWS_WITH_AS(packager::create_package({missing}, d / "x", Diagnostics::Llvm19),
+                       "'file' and 'triple' are required image arguments", LlvmError);
+  CHECK_THROWS_WITH_AS(packager::create_package({ImageArgs::parse("file=" + (d / "a.o") + ",triple=t"), missing}, d / "x",
+                                                Diagnostics::Native),
+                       "image 1: 'file' and 'triple' are required image arguments", Error);
+  auto nofile = ImageArgs::parse("file=" + (d / "nope") + ",triple=t");
+  CHECK_THROWS_WITH_AS(packager::create_package({nofile}, d / "x", Diagnostics::Llvm19), "No such file or directory",
+                       LlvmError);
+  CHECK_THROWS_WITH_AS(packager::create_package({nofile}, d / "x", Diagnostics::Native),
+                       ("'" + (d / "nope") + "': No such file or directory").c_str(), Error);
+  CHECK_THROWS_WITH_AS(packager::create_package({}, d / "no/dir/x", Diagnostics::Llvm19), "No such file or directory",
+                       LlvmError);
+  CHECK(listing(d) == std::vector<std::string>{"a.o"});
+}
+
+TEST_CASE("extract: generated names, file=, --archive, warnings") {
+  TempDir d;
+  const std::string input = d / "p3.bin";
+  put(input, read(kGolden + "19-packager-3.bin"));
+  std::vector<std::string> warnings;
+  packager::ExtractOptions o;
+  o.directory = d.path.string();
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  o.selectors = {ImageArgs::parse("kind=openmp"), ImageArgs::parse("foo=bar,foo=baz"), ImageArgs::parse("nomatch=1"),
+                 ImageArgs::parse("file=" + (d / "last.img")), ImageArgs::parse("triple=")};
+  auto r = packager::extract_package(input, o, Diagnostics::Llvm19);
+  CHECK(r.written.size() == 3);
+  CHECK(warnings == std::vector<std::string>{"Multiple inputs match to a single file, '" + (d / "last.img") + "'"});
+  CHECK(read(d / "p3-amdgcn-amd-amdhsa-gfx908.0.") == "Content of device file 1\n");
+  CHECK(read(d / "p3-nvptx64-nvidia-cuda-sm_70.0.") == "Content of device file 2\n");
+  CHECK(read(d / "last.img") == "int x;\n");
+
+  o.archive = true;
+  o.selectors = {ImageArgs::parse("file=" + (d / "all.a"))};
+  packager::extract_package(input, o, Diagnostics::Llvm19);
+  const std::string a = read(d / "all.a");
+  CHECK(a.starts_with("!<arch>\n//"));
+  CHECK(a.find(input + "/\n") != std::string::npos);  // members are named by the input path
+
+  o.selectors = {ImageArgs::parse("kind=cuda"), ImageArgs::parse("kind=hip")};
+  CHECK_THROWS_WITH_AS(packager::extract_package(input, o, Diagnostics::Llvm19), "Image must have a 'file' argument.",
+                       LlvmError);
+  o.selectors = {ImageArgs::parse("kind=sycl")};  // no match: no error even without file=
+  CHECK(packager::extract_package(input, o, Diagnostics::Llvm19).written.empty());
+}
+
+TEST_CASE("extract: nothing is written when a later selector fails") {
+  TempDir d;
+  const std::string input = d / "p3.bin";
+  put(input, read(kGolden + "19-packager-3.bin"));
+  packager::ExtractOptions o;
+  o.directory = d.path.string();
+  o.selectors = {ImageArgs::parse("kind=openmp"), ImageArgs::parse("file=" + (d / "no/such/dir"))};
+  CHECK_THROWS_WITH_AS(packager::extract_package(input, o, Diagnostics::Native),
+                       ("'" + (d / "no/such/dir") + "': No such file or directory").c_str(), Error);
+  CHECK(listing(d) == std::vector<std::string>{"p3.bin"});
+  CHECK_THROWS_WITH_AS(packager::extract_package(d / "none", o, Diagnostics::Llvm19),
+                       ("'" + (d / "none") + "': No such file or directory").c_str(), Error);
+}
