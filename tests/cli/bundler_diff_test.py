@@ -137,6 +137,12 @@ def tool_output(argv):
     return p.returncode, p.stdout.decode(errors='replace'), p.stderr.decode(errors='replace')
 
 
+# String and symbol tables are laid out differently by llvm-objcopy and by
+# offloadtool (section names merged or not): their bytes and sizes are not
+# compared; their meaning is, through the section and symbol listings.
+LAYOUT_SECTIONS = ('.strtab', '.shstrtab', '.symtab')
+
+
 def object_summary(data, workdir):
     """A layout-independent description of an object: sections (name, type,
     flags, size, alignment, contents), symbols and relocations. Warnings from
@@ -155,21 +161,25 @@ def object_summary(data, workdir):
             continue
         m = re.match(r'\s*\d+ (\S+)\s+([0-9a-f]+) ([0-9a-f]+)\s*(.*)$', line)
         if m and current is None and not line.startswith('Contents'):
-            sections.append('section %s size=%s vma=%s %s' % m.groups())
+            name, size, _vma, kind = m.groups()
+            sections.append('section %s size=%s %s' % (name, '*' if name in LAYOUT_SECTIONS else size, kind))
             continue
         if line.startswith('Contents of section '):
-            current = line
+            current = line[len('Contents of section '):].rstrip(':')
             contents[current] = []
             continue
         if current is not None and line.startswith(' '):
-            contents[current].append(line)
+            # " <address> <up to 4 hex groups>  <ascii>": keep the bytes only
+            m = re.match(r'\s*[0-9a-f]+ (.*?)  ', line + '  ')
+            contents[current].append(m.group(1).replace(' ', '') if m else line)
             continue
         current = None
         if line.strip():
             lines.append(line)
     lines += sorted(sections)
     for k in sorted(contents):
-        lines.append(k + ' ' + hashlib.sha1('\n'.join(contents[k]).encode()).hexdigest())
+        if k not in LAYOUT_SECTIONS:
+            lines.append('contents %s %s' % (k, hashlib.sha1(''.join(contents[k]).encode()).hexdigest()))
     if data[:4] == b'\x7fELF':
         rc, out, err = tool_output([LLVM_BIN + '/llvm-readelf', '-S', '-W', path])
         if rc or err:
@@ -181,11 +191,24 @@ def object_summary(data, workdir):
             f = m.group(1).split()
             # name type address off size es [flg] lk inf al: drop off, lk and inf (positions)
             flags = f[6] if len(f) == 10 else ''
-            lines.append('shdr %s %s %s size=%s es=%s flags=%s align=%s' % (f[0], f[1], f[2], f[4], f[5], flags, f[-1]))
+            size = '*' if f[0] in LAYOUT_SECTIONS else f[4]
+            lines.append('shdr %s %s %s size=%s es=%s flags=%s align=%s' % (f[0], f[1], f[2], size, f[5], flags, f[-1]))
         rc, out, err = tool_output([LLVM_BIN + '/llvm-readelf', '-h', '-W', path])
         for line in out.splitlines():
             if any(k in line for k in ('Class', 'Data', 'Machine', 'Type:', 'Flags', 'OS/ABI')):
                 lines.append(line.strip())
+    else:
+        rc, out, err = tool_output([LLVM_BIN + '/llvm-readobj', '--sections', path])
+        if rc or err:
+            lines.append('readobj rc=%d stderr=%s' % (rc, err.strip().replace(path, '<obj>')))
+        name = None
+        for line in out.splitlines():
+            m = re.match(r'\s*Name: (\S+)', line)
+            if m:
+                name = m.group(1)
+            m = re.match(r'\s*Characteristics \[ \((0x[0-9A-F]+)\)', line)
+            if m:
+                lines.append('coff section %s characteristics %s' % (name, m.group(1)))
     os.unlink(path)
     return sorted(lines)
 
@@ -266,7 +289,7 @@ def diff_case(name, steps, files, list_sorted=False, objects=(), ours_extra_chec
                 problems.append('step %d: offloadtool left temp files %s' % (i, o[3]))
             lout, oout = normalise(l[1], LLVM), normalise(o[1], OURS)
             lerr, oerr = normalise(l[2], LLVM), normalise(o[2], OURS)
-            if list_sorted and '-list' in st['argv']:
+            if list_sorted and ('-list' in st['argv'] or st.get('list')):
                 lout = b'\n'.join(sorted(lout.split(b'\n')))
                 oout = b'\n'.join(sorted(oout.split(b'\n')))
             what = ' '.join(st['argv'])
@@ -289,7 +312,7 @@ def diff_case(name, steps, files, list_sorted=False, objects=(), ours_extra_chec
         for f in sorted(set(lf) & set(of)):
             if lf[f] == of[f]:
                 continue
-            if f in objects and is_object(lf[f]) and is_object(of[f]):
+            if (objects == '*' or f in objects) and is_object(lf[f]) and is_object(of[f]):
                 ls, os_ = object_summary(lf[f], sumdir), object_summary(of[f], sumdir)
                 if ls != os_:
                     only_l = [x for x in ls if x not in os_]
@@ -421,6 +444,10 @@ TARGET_SETS = {
               'gfx90a', 'gfx90c', 'gfx940', 'gfx942', 'gfx1010', 'gfx1030', 'gfx1100', 'gfx1101', 'gfx1200',
               'gfx1201']],
 }
+
+
+OMP_STANDARD = [b'host-x86_64-unknown-linux-gnu-', b'openmp-x86_64-pc-linux-gnu-', b'openmp-powerpc64le-ibm-linux-gnu-',
+                b'openmp-nvptx64-nvidia-cuda--sm_70']
 
 
 def target_args(targets, style):
@@ -596,7 +623,6 @@ def text_edge_cases():
     hand = {
         'marker-at-0': start[1:] + h + b'\nabc' + end + h + b'\n',
         'no-newline-after-id': start + h,
-        'no-end-marker': start + h + b'\nabc\n',
         'trailing-garbage': start + h + b'\nabc' + end + h + b'\nrest of file',
         'end-without-newline': start + h + b'\nabc' + end + h,
         'two-same-id': start + h + b'\none' + end + h + b'\n' + start + h + b'\ntwo' + end + h + b'\n',
@@ -604,6 +630,12 @@ def text_edge_cases():
         'plain-text': b'int main() { return 0; }\n',
         'empty-file': b'',
     }
+    # No end marker: LLVM 19 reads past the end of its buffer (outputs of random
+    # size and content); offloadtool reports the truncated bundle.
+    files = {'b': start + h + b'\nabc\n'}
+    for argv in (['-type=i', '-list', '-input=b'],
+                 ['-type=i', '-unbundle', '-targets=' + HOST, '-input=b', '-output=o1']):
+        ours_case('text hand-made no-end-marker %s' % argv[1], [argv], files, clean_error(files, 'b'))
     for hname, data in hand.items():
         diff_case('text hand-made %s' % hname,
                   [['-type=i', '-list', '-input=b'],
@@ -800,6 +832,60 @@ def compression_cases():
                        {'argv': ['-type=bc', '-list', '-input=c'] + flags, 'env': env},
                        {'argv': ['-type=bc', '-unbundle', '-targets=' + HOST, '-input=c', '-output=u'] + flags,
                         'env': env}], payload, list_sorted=True)
+    # LLVM prints hashes with format_hex(h, 16): "0x" and at least 14 digits, so a
+    # hash below 2^60 has no leading zero; find a payload whose bundle hashes so.
+    n = 0
+    while True:
+        content = b'payload %d\n' % n
+        ident = HOST.encode() + b'-'
+        bundle = b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<QQQQ', 1, 56 + len(ident), len(content),
+                                                         len(ident)) + ident + content
+        if md5_low(bundle)[7] < 0x10:
+            break
+        n += 1
+    diff_case('compress hash below 2^60 printed',
+              [['-type=bc', '-compress', '-verbose', '-targets=' + HOST, '-input=a', '-output=c'],
+               ['-type=bc', '-list', '-verbose', '-input=c'],
+               ['-type=bc', '-unbundle', '-verbose', '-targets=' + HOST, '-input=c', '-output=u']], {'a': content})
+    # COMPRESSED_BUNDLE_FORMAT_VERSION (LLVM 20+; LLVM 19 ignores it): offloadtool
+    # follows LLVM 20 as the issue asks - version 3 on request, LLVM 20's warnings.
+    for value in ('2', '3', '4', 'x', ''):
+        files = dict(payload)
+        argv = ['-type=bc', '-compress', '-targets=' + ','.join(omp), '-output=c', '-input=a', '-input=b', '-input=c',
+                '-input=d']
+        if value == '2':
+            diff_case('env COMPRESSED_BUNDLE_FORMAT_VERSION=2',
+                      [{'argv': argv, 'env': {'COMPRESSED_BUNDLE_FORMAT_VERSION': value}}], files)
+            continue
+
+        def check(results, work, value=value):
+            rc, out, err = results[0]
+            if rc != 0 or out:
+                return 'bundling failed'
+            want_err = {'3': b'',
+                        '4': b'Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: 4. Valid values are 2 or 3. '
+                             b'Using default version 2.\n',
+                        'x': b'Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: x. Using default version 2.\n',
+                        '': b'Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: . Using default version 2.\n'}
+            if err != want_err[value]:
+                return 'unexpected stderr'
+            data = work.files()['c']
+            version = 3 if value == '3' else 2
+            if data[:6] != b'CCOB' + struct.pack('<H', version):
+                return 'expected a version %d CCOB header, got %r' % (version, data[:8])
+            if version == 3 and struct.unpack('<Q', data[8:16])[0] != len(data):
+                return 'v3 total size field is not the file size'
+            if results[1][0] != 0 or sorted(results[1][1].split()) != sorted(OMP_STANDARD):
+                return '-list of the result failed: %r' % (results[1],)
+            if results[2][0] != 0 or b'Compressed bundle format version: %d\n' % version not in results[2][2]:
+                return 'verbose unbundling does not report version %d' % version
+            if work.files()['u'] != H_I:
+                return 'unbundled host differs'
+            return None
+        ours_case('env COMPRESSED_BUNDLE_FORMAT_VERSION=%s' % value,
+                  [{'argv': argv, 'env': {'COMPRESSED_BUNDLE_FORMAT_VERSION': value}},
+                   ['-type=bc', '-list', '-input=c'],
+                   ['-type=bc', '-unbundle', '-verbose', '-targets=' + HOST, '-input=c', '-output=u']], files, check)
     # -verbose on uncompressed inputs: "Uncompressed bundle." only for inputs of 20 bytes or more
     for size in (0, 19, 20, 100):
         diff_case('verbose uncompressed input of %d bytes' % size,
@@ -827,12 +913,22 @@ def decompression_cases():
         'v2 zlib': ccob(2, 0, zl, plain),
         'v2 zlib level 9': ccob(2, 0, zlib.compress(plain, 9), plain),
         'v1 zstd': ccob(1, 1, zstd_frame, plain_zstd),
-        'v0 zstd (read as v1)': ccob(0, 1, zstd_frame, plain_zstd),
         'v2 hash mismatch': ccob(2, 1, zstd_frame, plain_zstd, hash_=b'\x01' * 8),
         'v2 zlib hash mismatch': ccob(2, 0, zl, plain, hash_=b'\x00' * 8),
-        'v2 total size too large': ccob(2, 1, zstd_frame, plain_zstd, total=len(zstd_frame) + 1000),
-        'v2 total size too small': ccob(2, 1, zstd_frame, plain_zstd, total=30),
-        'v2 zlib total size too large': ccob(2, 0, zl, plain, total=len(zl) + 24 + 7),
+        'v2 of a non-bundle': ccob(2, 0, zlib.compress(b'garbage'), b'garbage'),
+        'v2 of an empty file': ccob(2, 0, zlib.compress(b''), b''),
+        # errors LLVM 19 reports itself: offloadtool prints the same text
+        'corrupted zstd data': ccob(2, 1, zstd_frame[:20] + bytes(30) + zstd_frame[50:], plain),
+        'corrupted zstd frame header': ccob(2, 1, b'\x28\xb5\x2f\xfd\xff' + zstd_frame[5:], plain),
+        'corrupted zlib data': ccob(2, 0, zl[:10] + b'\xff' * 20 + zl[30:], plain),
+        'truncated zstd data': ccob(2, 1, zstd_frame[:-10], plain, total=24 + len(zstd_frame) - 10),
+        'truncated zlib data': ccob(2, 0, zl[:-10], plain, total=24 + len(zl) - 10),
+        'uncompressed size too small': ccob(2, 1, zstd_frame, plain, usize=len(plain) - 1),
+        'zlib uncompressed size too small': ccob(2, 0, zl, plain, usize=len(plain) - 1),
+        'header too short for v2': b'CCOB\x02\x00\x01\x00' + bytes(14),
+        'unknown method': ccob(2, 7, zstd_frame, plain),
+        # LLVM 19 feeds everything after the header to zstd and fails; LLVM 20+ reads both
+        'two concatenated ccobs': FIXTURES['omp.ccob'] + FIXTURES['omp.ccob'],
     }
     for name, data in crafted.items():
         for verbose in ([], ['-verbose']):
@@ -887,28 +983,31 @@ def malformed_cases():
     plain = FIXTURES['omp.bc']
     zl = zlib.compress(plain, 6)
     bad_ccob = {
-        'header too short for v2': b'CCOB\x02\x00\x01\x00' + bytes(14),
-        'unknown method': ccob(2, 7, zstd_frame, plain),
+        # LLVM 19 reads any version below 2 as v1 and anything else as v2; LLVM 20+ and
+        # offloadtool know versions 1-3 only
+        'version 0': ccob(0, 1, zstd_frame, plain),
         'unknown version 9': ccob(9, 1, zstd_frame, plain),
-        'corrupted zstd data': ccob(2, 1, zstd_frame[:20] + bytes(30) + zstd_frame[50:], plain),
-        'corrupted zlib data': ccob(2, 0, zl[:10] + b'\xff' * 20 + zl[30:], plain),
-        'truncated zstd data': ccob(2, 1, zstd_frame[:-10], plain, total=24 + len(zstd_frame) - 10),
-        'uncompressed size too small': ccob(2, 1, zstd_frame, plain, usize=len(plain) - 1),
+        # lying sizes LLVM 19 ignores or trusts
+        'total size past end': ccob(2, 1, zstd_frame, plain, total=24 + len(zstd_frame) + 100),
+        'total size too small': ccob(2, 1, zstd_frame, plain, total=30),
+        'total size inside header': ccob(2, 1, zstd_frame, plain, total=10),
+        'zlib total size past end': ccob(2, 0, zl, plain, total=len(zl) + 24 + 7),
+        'v3 total size past end': ccob(3, 1, zstd_frame, plain, total=32 + len(zstd_frame) + 1),
         'uncompressed size too large': ccob(2, 1, zstd_frame, plain, usize=len(plain) + 1),
         'uncompressed size huge': ccob(2, 1, zstd_frame, plain, usize=0xffffffff),
-        'zlib uncompressed size too small': ccob(2, 0, zl, plain, usize=len(plain) - 1),
         'v3 uncompressed size 2^60': ccob(3, 1, zstd_frame, plain, usize=1 << 60),
-        'total size past end': ccob(2, 1, zstd_frame, plain, total=24 + len(zstd_frame) + 100),
-        'total size inside header': ccob(2, 1, zstd_frame, plain, total=10),
-        'compressed bundle of garbage': ccob(2, 0, zlib.compress(b'garbage'), b'garbage'),
-        'two concatenated ccobs': FIXTURES['omp.ccob'] + FIXTURES['omp.ccob'],
+        'v1 uncompressed size huge': ccob(1, 1, zstd_frame, plain, usize=0xffffffff),
+        'empty zstd payload': ccob(2, 1, b'', plain),
     }
     for name, data in bad_ccob.items():
         for op in ('list', 'unbundle'):
             argv = ['-type=bc', '-list', '-input=bad.ccob'] if op == 'list' else \
                 ['-type=bc', '-unbundle', '-targets=' + HOST, '-input=bad.ccob', '-output=u', '-allow-missing-bundles']
             files = {'bad.ccob': data}
-            ours_case('malformed ccob %s %s' % (name, op), [argv], files, clean_error(files, 'bad.ccob'))
+            # header errors name the file and offset; a declared size the data does not
+            # match is reported inside LLVM's own "Failed to decompress input: ..." wording
+            mention = None if 'uncompressed size' in name else 'bad.ccob'
+            ours_case('malformed ccob %s %s' % (name, op), [argv], files, clean_error(files, mention))
     # hash mismatch: LLVM 19 only reports it under -verbose ("Hashes match: No") and goes on
     # (compared in decompression_cases).
 
@@ -932,24 +1031,30 @@ def object_cases():
                 inputs = inputs[:host_pos] + ['h.o'] + inputs[host_pos:]
                 outs = ['u%d' % i for i in range(len(targets))]
                 louts = ['l%d' % i for i in range(len(targets))]
-                steps = [['-type=o', '-targets=' + ','.join(targets), '-output=fat.o'] + ['-input=' + i for i in inputs],
-                         ['-type=o', '-list', '-input=fat.o'],
-                         ['-type=o', '-unbundle', '-targets=' + ','.join(targets), '-input=fat.o'] +
-                         ['-output=' + o for o in outs],
-                         # LLVM's own bundler reads each side's fat object (on our side: offloadtool's)
-                         {'argv': ['-type=o', '-list', '-input=fat.o'], 'tool': 'llvm'},
-                         {'argv': ['-type=o', '-unbundle', '-targets=' + ','.join(reversed(targets)), '-input=fat.o'] +
-                          ['-output=' + o for o in louts], 'tool': 'llvm'},
+                bundle = ['-type=o', '-targets=' + ','.join(targets), '-output=fat.o'] + ['-input=' + i for i in inputs]
+                ours_list = ['-type=o', '-list', '-input=fat.o']
+                ours_unbundle = ['-type=o', '-unbundle', '-targets=' + ','.join(targets), '-input=fat.o'] + \
+                    ['-output=' + o for o in outs]
+                # LLVM's own bundler reads each side's fat object (on our side: offloadtool's)
+                llvm_list = {'argv': ['-type=o', '-list', '-input=fat.o'], 'tool': 'llvm'}
+                llvm_unbundle = {'argv': ['-type=o', '-unbundle', '-targets=' + ','.join(reversed(targets)),
+                                          '-input=fat.o'] + ['-output=' + o for o in louts], 'tool': 'llvm'}
+                steps = [bundle, ours_list, ours_unbundle, llvm_list, llvm_unbundle,
                          ['-type=o', '-unbundle', '-targets=' + tset[-1], '-input=fat.o', '-output=single'],
                          ['-type=o', '-unbundle', '-targets=hip-amdgcn-amd-amdhsa--gfx1100,' + HOST,
-                          '-input=fat.o', '-output=m1', '-output=m2', '-allow-missing-bundles'],
-                         ]
-                host_outs = [outs[host_pos], louts[len(targets) - 1 - host_pos], 'm2']
-                diff_case('object %s host@%d %d targets' % (arch, host_pos, len(targets)), steps, files,
-                          objects=['fat.o'] + host_outs)
-                # The host object recovered from offloadtool's fat object equals the input's contents
-                ours_case('object %s host@%d %d targets: host recovered' % (arch, host_pos, len(targets)), steps, files,
-                          lambda r, work, ho=host_outs: host_recovered(work, ho), llvm_note=False)
+                          '-input=fat.o', '-output=m1', '-output=m2', '-allow-missing-bundles']]
+                name = 'object %s host@%d %d targets' % (arch, host_pos, len(targets))
+                if arch.endswith('windows-msvc') and len(tset) > 2:
+                    # LLVM 19's llvm-objcopy cannot read back a COFF object it gave an empty section
+                    # ("The end of the file was unexpectedly encountered"), so LLVM cannot unbundle the
+                    # host from its own fat object here; compare without the empty input.
+                    diff_case(name + ' (no empty input)', steps, dict(files, d3=b'not empty\n'), objects='*')
+                else:
+                    diff_case(name, steps, files, objects='*')
+                # offloadtool's fat object read by both: the same IDs in the same order, the
+                # same device payloads, and host objects with the host input's contents.
+                ours_case(name + ': read back', [bundle, ours_list, llvm_list, ours_unbundle, llvm_unbundle], files,
+                          lambda r, work, t=targets, hp=host_pos, a=arch: read_back(r, work, t, hp, a), llvm_note=False)
         # -### prints the llvm-objcopy commands LLVM would run and runs nothing; the
         # output is left empty. offloadtool prints a fixed temp name (masked here).
         for prog in (PROG, PROG2):
@@ -960,19 +1065,19 @@ def object_cases():
                         '-output=fat2.o'],
                        {'argv': ['-type=o', '-###', '-unbundle', '-targets=hip-amdgcn-amd-amdhsa--gfx906,' + HOST,
                                  '-input=fat2.o', '-output=u1', '-output=u2'], 'prog': prog}],
-                      files, objects=['fat2.o'])
+                      files, objects='*')
         # compression of -type=o object bundles has no effect (LLVM compresses an empty buffer that objcopy overwrites)
         diff_case('object %s -compress' % arch,
                   [['-type=o', '-compress', '-verbose', '-targets=%s,hip-amdgcn-amd-amdhsa--gfx906' % HOST,
                     '-input=h.o', '-input=d1', '-output=fat.o'],
-                   ['-type=o', '-list', '-input=fat.o']], files, objects=['fat.o'])
+                   ['-type=o', '-list', '-input=fat.o']], files, objects='*')
         # a fat object made by LLVM (objcopy), unbundled by both
         diff_case('object %s LLVM-made fat object' % arch,
                   [{'argv': ['-type=o', '-targets=%s,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx90a'
                              % HOST, '-input=h.o', '-input=d1', '-input=d2', '-output=fat.o'], 'tool': 'llvm'},
                    ['-type=o', '-list', '-input=fat.o'],
                    ['-type=o', '-unbundle', '-targets=hip-amdgcn-amd-amdhsa--gfx90a,hip-amdgcn-amd-amdhsa--gfx906,' +
-                    HOST, '-input=fat.o', '-output=u1', '-output=u2', '-output=u3']], files, objects=['u3'])
+                    HOST, '-input=fat.o', '-output=u1', '-output=u2', '-output=u3']], files, objects='*')
         # an object without bundles
         for flags in ([], ['-allow-missing-bundles']):
             diff_case('object %s no bundles %s' % (arch, ' '.join(flags)),
@@ -985,19 +1090,41 @@ def object_cases():
                     '-input=h.o', '-input=d1', '-output=fat.o']], files, clean_error(files))
 
 
-def host_recovered(work, host_outs):
-    """The host output of unbundling offloadtool's fat object has the host input's contents."""
+def read_back(results, work, targets, host_pos, arch):
+    """Steps: ours bundle, ours -list, LLVM -list, ours unbundle (u*), LLVM unbundle
+    in reverse target order (l*), all on offloadtool's fat object."""
+    for i, r in enumerate(results[:4]):
+        if r[0] != 0:
+            return 'step %d failed' % i
+    if results[1][1] != results[2][1]:
+        return '-list differs: ours %r, LLVM %r' % (results[1][1], results[2][1])
     files = work.files()
+    n = len(targets)
     sumdir = tempfile.mkdtemp(dir=SCRATCH)
     try:
         want = object_summary(files['h.o'], sumdir)
-        for h in host_outs:
-            if h not in files:
-                return 'no host output %s' % h
-            got = object_summary(files[h], sumdir)
+        got = object_summary(files['u%d' % host_pos], sumdir)
+        if got != want:
+            return 'our host output differs from h.o: %s' % (
+                [x for x in got if x not in want] + ['--'] + [x for x in want if x not in got])
+        if results[4][0] != 0:
+            # LLVM 19's llvm-objcopy cannot read back COFF objects with an empty section
+            if not (arch.endswith('windows-msvc') and b"'llvm-objcopy' tool failed" in results[4][2]):
+                return 'LLVM cannot unbundle our fat object: %s' % results[4][2].decode(errors='replace')
+        else:
+            lhost = files['l%d' % (n - 1 - host_pos)]
+            got = object_summary(lhost, sumdir)
             if got != want:
-                return 'host output %s differs from h.o: %s' % (
-                    h, [x for x in got if x not in want] + ['--'] + [x for x in want if x not in got])
+                return "LLVM's host output from our fat object differs from h.o: %s" % (
+                    [x for x in got if x not in want] + ['--'] + [x for x in want if x not in got])
+            for i in range(n):
+                u, l = files['u%d' % i], files['l%d' % (n - 1 - i)]
+                if i == host_pos or u == l:
+                    continue
+                # a device payload of exactly one zero byte is the host marker to both tools
+                if is_object(u) and is_object(l) and object_summary(u, sumdir) == object_summary(l, sumdir):
+                    continue
+                return 'device output for %s differs between offloadtool and LLVM' % targets[i]
         return None
     finally:
         shutil.rmtree(sumdir, ignore_errors=True)
@@ -1147,8 +1274,21 @@ def cli_cases():
         'hip-openmp-compatible bundling': ['-hip-openmp-compatible', '-type=i', '-targets=' + HOST, '-input=h.i',
                                            '-output=x'],
     }
+    # LLVM checks the <kind>-<triple> groups for conflicting target IDs in byte order of
+    # the group names (hip < hipv4 < host < openmp), whatever the -targets order.
+    groups = {'hip': 'hip-amdgcn-amd-amdhsa--gfx906', 'hipv4': 'hipv4-amdgcn-amd-amdhsa--gfx906',
+              'host': 'host-amdgcn-amd-amdhsa--gfx906', 'openmp': 'openmp-amdgcn-amd-amdhsa--gfx906',
+              'openmp-unknown': 'openmp-amdgcn-amd-amdhsa-unknown-gfx906',
+              'hip-unknown': 'hip-amdgcn-amd-amdhsa-unknown-gfx906', 'openmp-x86': 'openmp-x86_64-pc-linux-gnu-gfx906'}
+    names = sorted(groups)
+    for a in names:
+        for b in names:
+            if a != b:
+                ts = [groups[a], groups[a] + ':xnack+', groups[b], groups[b] + ':sramecc-']
+                cmds['conflict order %s then %s' % (a, b)] = ['-type=bc', '-targets=' + ','.join(ts)] + \
+                    ['-input=h.i'] * 4 + ['-output=x']
     for name, argv in cmds.items():
-        diff_case('cli %s' % name, [argv], base)
+        diff_case('cli %s' % name, [argv], base, list_sorted='-type=bc' in argv)
     # bundle-align=0: LLVM 19 divides by zero (SIGFPE); offloadtool refuses it cleanly.
     for typ in ('bc', 'i', 'o'):
         files = {'h.i': H_I, 'd.i': DEV1}
@@ -1186,7 +1326,7 @@ def response_file_cases():
         'list': ['@list'],
         'at alone': ['@', '-type=i'],
     }.items():
-        diff_case('response %s' % name, [argv], files, list_sorted=True)
+        diff_case('response %s' % name, [{'argv': argv, 'list': True}], files, list_sorted=True)
 
 
 def main():
