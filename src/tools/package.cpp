@@ -150,14 +150,16 @@ int run_package(const cli::Invocation& inv) {
   create->add_option("-o,--output", output, "the file to write ('-' for standard output)")->required();
   create->add_option("--image", image_texts,
                      "one image: file=<path>,triple=<triple>[,arch=<arch>][,kind=openmp|cuda|hip][,<key>=<value>...]; "
-                     "a repeated key joins its values with ','");
+                     "a repeated key joins its values with ','")
+      ->allow_extra_args(false);
 
   CLI::App* extract = app.add_subcommand("extract", "write out the images of a file");
   extract->add_option("input", input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
       ->required();
   extract->add_option("--image", image_texts,
                       "select images whose every key=value matches (kind= by producer); file=<path> names the "
-                      "output, else <stem>-<triple>-<arch>.<n>.<ext>; default: every image");
+                      "output, else <stem>-<triple>-<arch>.<n>.<ext>; default: every image")
+      ->allow_extra_args(false);
   extract->add_flag("--archive", archive, "write the matches of each --image into one static archive named by file=");
   extract->add_option("-C,--directory", directory, "folder for generated names (default: the current one)");
 

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""`offloadtool package` (the native applet): one case per behaviour with the
+exact exit code, stdout and stderr, and the files left behind (a failing case
+must leave no output and no temporary file).
+
+Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Prints "N passed, M failed"; exits 1 on failure.
+"""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+OT = os.environ.get('OFFLOADTOOL')
+SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
+GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
+LLVM_MC = '/usr/lib/llvm-19/bin/llvm-mc'
+E = 'offloadtool package: error: '
+
+passed = failed = 0
+
+
+def check(name, ok, detail=''):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print('FAIL', name)
+        if detail:
+            print('    ' + str(detail)[:2000])
+
+
+def golden(name):
+    with open(os.path.join(GOLDEN, name), 'rb') as f:
+        return f.read()
+
+
+class Case:
+    def __init__(self, root, files):
+        self.dir = tempfile.mkdtemp(dir=root)
+        for n, data in files.items():
+            p = os.path.join(self.dir, n)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, 'wb') as f:
+                f.write(data)
+        self.before = set(files)
+
+    def run(self, *args, stdin=b''):
+        r = subprocess.run([OT, 'package'] + list(args), cwd=self.dir, input=stdin, capture_output=True)
+        return r.returncode, r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
+
+    def files(self):
+        out = {}
+        for dirpath, _, names in os.walk(self.dir):
+            for n in names:
+                p = os.path.join(dirpath, n)
+                with open(p, 'rb') as f:
+                    out[os.path.relpath(p, self.dir)] = f.read()
+        return out
+
+    def new_files(self):
+        return sorted(set(self.files()) - self.before)
+
+
+def expect(name, case, args, rc, out=None, err='', files=None, stdin=b''):
+    got = case.run(*args, stdin=stdin)
+    ok = got[0] == rc and (out is None or got[1] == out) and got[2] == err
+    if files is not None:
+        ok = ok and case.new_files() == sorted(files)
+    check(name, ok, 'got rc=%d\n--- stdout\n%s--- stderr\n%s--- new files %s' % (got[0], got[1], got[2], case.new_files()))
+    return got
+
+
+def main():
+    if not OT:
+        print('OFFLOADTOOL not set')
+        print('0 passed, 1 failed')
+        return 1
+    root = tempfile.mkdtemp(prefix='package-native-')
+    try:
+        run_cases(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+def run_cases(root):
+    inputs = {n: golden(n) for n in ('tgt1', 'tgt2', 'host.i')}
+    p3 = golden('19-packager-3.bin')
+    images = ['file=tgt1,triple=amdgcn-amd-amdhsa,arch=gfx908,kind=openmp',
+              'file=tgt2,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda,foo=bar,foo=baz',
+              'file=host.i,triple=x86_64-unknown-linux-gnu,kind=hip']
+
+    # --- create ---
+    c = Case(root, inputs)
+    expect('create: LLVM 19 bytes', c, ['create', '-o', 'p3.bin'] + [x for i in images for x in ('--image', i)], 0, '',
+           files=['p3.bin'])
+    check('create: equals the golden file', c.files().get('p3.bin') == p3)
+    c = Case(root, inputs)
+    expect('create: to stdout, no file', c, ['create', '-o', '-', '--image', images[0]], 0, None, files=[])
+    r = subprocess.run([OT, 'package', 'create', '-o', '-', '--image', images[0]], cwd=c.dir, capture_output=True)
+    check('create: stdout equals golden 1', r.stdout == golden('19-packager-1.bin'))
+    c = Case(root, inputs)
+    expect('create: no image gives an empty file', c, ['create', '-o', 'e.bin'], 0, '', files=['e.bin'])
+    check('create: empty', c.files()['e.bin'] == b'')
+    c = Case(root, inputs)
+    expect('create: two files in one --image', c, ['create', '-o', 'two.bin', '--image',
+                                                   'file=tgt1,file=tgt1,triple=amdgcn-amd-amdhsa,arch=gfx908,kind=openmp'],
+           0, '', files=['two.bin'])
+    check('create: two binaries', c.files()['two.bin'] == golden('19-packager-1.bin') * 2)
+
+    c = Case(root, inputs)
+    expect('create: missing triple', c, ['create', '-o', 'x.bin', '--image', 'file=tgt1'], 1, '',
+           E + "image 0: 'file' and 'triple' are required image arguments\n", files=[])
+    expect('create: second image missing file', c, ['create', '-o', 'x.bin', '--image', images[0], '--image', 'triple=t'],
+           1, '', E + "image 1: 'file' and 'triple' are required image arguments\n", files=[])
+    expect('create: unreadable file', c, ['create', '-o', 'x.bin', '--image', 'file=nope.o,triple=t'], 1, '',
+           E + "'nope.o': No such file or directory\n", files=[])
+    expect('create: unknown kind', c, ['create', '-o', 'x.bin', '--image', 'file=tgt1,triple=t,kind=sycl'], 1, '',
+           E + "--image file=tgt1,triple=t,kind=sycl: unknown offload kind 'sycl' (openmp, cuda, hip or none)\n",
+           files=[])
+    expect('create: output folder missing', c, ['create', '-o', 'no/x.bin', '--image', images[0]], 1, '',
+           E + "'no/x.bin': No such file or directory\n", files=[])
+    expect('create: -o required', c, ['create', '--image', images[0]], 1, '',
+           E + "--output is required (see 'offloadtool package --help')\n", files=[])
+    expect('no subcommand', c, [], 1, '', E + "A subcommand is required (see 'offloadtool package --help')\n")
+    got = expect('help', c, ['--help'], 0, None)
+    check('help lists the subcommands', all(w in got[1] for w in ('create', 'extract', 'list')), got[1])
+    got = expect('create --help', c, ['create', '--help'], 0, None)
+    check('create --help shows --image', '--image' in got[1], got[1])
+
+    # --- list ---
+    c = Case(root, {'p3.bin': p3})
+    text = ('p3.bin: 3 offload images\n\n'
+            'image 0: raw, binary at 0x0 (0xb0 bytes, version 1)\n'
+            '  kind      <none> (0)\n  producer  openmp (1)\n  image     0x19 bytes at 0x90\n'
+            '  arch      gfx908\n  triple    amdgcn-amd-amdhsa\n\n'
+            'image 1: raw, binary at 0xb0 (0xd0 bytes, version 1)\n'
+            '  kind      <none> (0)\n  producer  cuda (2)\n  image     0x19 bytes at 0x160\n'
+            '  arch      sm_70\n  triple    nvptx64-nvidia-cuda\n  foo       bar,baz\n\n'
+            'image 2: raw, binary at 0x180 (0x88 bytes, version 1)\n'
+            '  kind      <none> (0)\n  producer  hip (3)\n  image     0x7 bytes at 0x200\n'
+            '  triple    x86_64-unknown-linux-gnu\n')
+    expect('list: text', c, ['list', 'p3.bin'], 0, text, files=[])
+    got = expect('list: json', c, ['list', '--json', 'p3.bin'], 0, None, files=[])
+    try:
+        j = json.loads(got[1])
+        im = j['images'][1]
+        ok = (j['schema'] == 'offloadtool.package.list' and j['version'] == 1 and j['file'] == 'p3.bin' and
+              len(j['images']) == 3 and im['offload_kind'] == {'value': 2, 'name': 'cuda'} and
+              im['image_kind'] == {'value': 0, 'name': '', 'description': '<none>'} and
+              im['binary'] == {'offset': 176, 'size': 208, 'version': 1, 'entry': 0} and
+              im['strings'] == [{'key': 'arch', 'value': 'sm_70'}, {'key': 'triple', 'value': 'nvptx64-nvidia-cuda'},
+                                {'key': 'foo', 'value': 'bar,baz'}] and
+              im['image'] == {'offset': 352, 'size': 25} and im['triple'] == 'nvptx64-nvidia-cuda' and
+              im['arch'] == 'sm_70' and im['origin'] == 'p3.bin' and im['container'] == 'raw' and im['flags'] == 0 and
+              p3[352:352 + 25] == golden('tgt2'))
+    except (ValueError, KeyError) as e:
+        ok = False
+        got = (got[0], got[1] + repr(e), got[2])
+    check('list: json fields', ok, got[1])
+    got = expect('list: stdin', c, ['list', '-'], 0, None, stdin=p3)
+    check('list: stdin names "-"', got[1].startswith('-: 3 offload images\n'), got[1])
+    c = Case(root, {'t.c': b'int x;\n', 'e': b''})
+    expect('list: no images in a text file', c, ['list', 't.c'], 0, 't.c: 0 offload images\n')
+    expect('list: json without images', c, ['list', '--json', 'e'], 0,
+           '{\n  "schema": "offloadtool.package.list",\n  "version": 1,\n  "file": "e",\n  "images": []\n}\n')
+    odd = bytearray(p3[:0xb0])
+    # A string value with a tab, a quote and a byte that is not UTF-8: JSON escapes.
+    odd[0x8a:0x8e] = b'\t"\xff.'
+    c = Case(root, {'odd.bin': bytes(odd)})
+    got = expect('list: json escapes', c, ['list', '--json', 'odd.bin'], 0, None)
+    check('list: escaped value', '{"key": "arch", "value": "gfx\\u0009\\"\\u00ff."}' in got[1], got[1])
+
+    # Damaged input: our message with the file and offset, exit 1.
+    bad = bytearray(p3)
+    struct.pack_into('<Q', bad, 0xb0 + 48, 1 << 60)
+    c = Case(root, {'bad.bin': bytes(bad), 'trunc.bin': p3[:-8], 'v3.bin': p3[:4] + b'\3\0\0\0' + p3[8:]})
+    expect('list: string entries past the end', c, ['list', 'bad.bin'], 1, '',
+           E + 'bad.bin: entry 0: 0x1000000000000000 string entries at 0x48 extend past the end of the binary '
+           '(0xd0 bytes), at offset 0xd8\n')
+    expect('list: truncated', c, ['list', 'trunc.bin'], 1, '',
+           E + 'trunc.bin: offload binary size 0x88 extends past the end of the data (0x80 bytes left), at offset 0x188\n')
+    expect('list: version 3', c, ['list', 'v3.bin'], 1, '',
+           E + 'v3.bin: unsupported offload binary version 3 (1 and 2 are supported), at offset 0x4\n')
+    expect('extract: damaged input writes nothing', c, ['extract', 'bad.bin'], 1, '',
+           E + 'bad.bin: entry 0: 0x1000000000000000 string entries at 0x48 extend past the end of the binary '
+           '(0xd0 bytes), at offset 0xd8\n', files=[])
+    expect('list: missing file', c, ['list', 'nope'], 1, '', E + "'nope': No such file or directory\n")
+
+    # --- extract ---
+    c = Case(root, {'p3.bin': p3})
+    expect('extract: every image by default', c, ['extract', 'p3.bin'], 0, '',
+           files=['p3-amdgcn-amd-amdhsa-gfx908.0.', 'p3-nvptx64-nvidia-cuda-sm_70.1.',
+                  'p3-x86_64-unknown-linux-gnu-.2.'])
+    check('extract: contents', c.files()['p3-nvptx64-nvidia-cuda-sm_70.1.'] == golden('tgt2'))
+    c = Case(root, {'p3.bin': p3, 'out/.keep': b''})
+    expect('extract: selectors and -C', c, ['extract', '--image', 'kind=openmp', '--image', 'foo=bar,foo=baz',
+                                            'p3.bin', '-C', 'out'], 0, '',
+           files=['out/p3-amdgcn-amd-amdhsa-gfx908.0.', 'out/p3-nvptx64-nvidia-cuda-sm_70.0.'])
+    c = Case(root, {'p3.bin': p3})
+    expect('extract: file= with several matches warns, keeps the last', c,
+           ['extract', 'p3.bin', '--image', 'file=one.img'], 0, '',
+           "offloadtool package: warning: Multiple inputs match to a single file, 'one.img'\n", files=['one.img'])
+    check('extract: the last match', c.files()['one.img'] == golden('host.i'))
+    c = Case(root, {'p3.bin': p3})
+    expect('extract: --archive', c, ['extract', 'p3.bin', '--archive', '--image', 'file=all.a'], 0, '', files=['all.a'])
+    a = c.files()['all.a']
+    check('extract: archive layout', a.startswith(b'!<arch>\np3.bin/         0           0     0     644     25        `\n'),
+          a[:140])
+    expect('extract: --archive without file=', c, ['extract', 'p3.bin', '--archive'], 1, '',
+           E + "--archive needs a 'file' argument in every --image that matches\n", files=['all.a'])
+    expect('extract: no match writes nothing', c, ['extract', 'p3.bin', '--image', 'arch=gfx1100'], 0, '',
+           files=['all.a'])
+    expect('extract: a later failure leaves no earlier output', c,
+           ['extract', 'p3.bin', '--image', 'kind=openmp', '--image', 'file=no/dir/x,kind=hip'], 1, '',
+           E + "'no/dir/x': No such file or directory\n", files=['all.a'])
+    expect('extract: from stdin', c, ['extract', '-', '--image', 'kind=hip'], 0, '', stdin=p3)
+    check('extract: stdin stem is "-"', '--x86_64-unknown-linux-gnu-.0.' in c.new_files(), c.new_files())
+
+    # Objects and archives (when llvm-mc is installed).
+    if os.path.exists(LLVM_MC):
+        d = tempfile.mkdtemp(dir=root)
+        with open(os.path.join(d, 'p3.bin'), 'wb') as f:
+            f.write(p3)
+        with open(os.path.join(d, 'e.s'), 'w') as f:
+            f.write('.section .llvm.offloading,"e",@llvm_offloading\n.incbin "p3.bin", 0, 0xb0\n')
+        subprocess.run([LLVM_MC, '-triple=x86_64-pc-linux-gnu', '-filetype=obj', 'e.s', '-o', 'e.o'], cwd=d, check=True)
+        with open(os.path.join(d, 'e.o'), 'rb') as f:
+            eo = f.read()
+        c = Case(root, {'e.o': eo, 'p3.bin': p3})
+        got = expect('list: ELF section', c, ['list', 'e.o'], 0, None)
+        check('list: section named', 'image 0: section .llvm.offloading, binary at 0x40 (0xb0 bytes, version 1)' in got[1],
+              got[1])
+        expect('extract: --archive from an object names the member by the input', c,
+               ['extract', 'e.o', '--archive', '--image', 'file=lib.a'], 0, '', files=['lib.a'])
+        check('extract: member e.o', c.files()['lib.a'].startswith(b'!<arch>\ne.o/'), c.files()['lib.a'][:80])
+
+
+if __name__ == '__main__':
+    sys.exit(main())
