@@ -22,16 +22,9 @@ namespace ot::tools {
 
 int run_clang_offload_wrapper(const cli::Invocation& inv) {
   auto parsed = cli::llvmcl::parse(cli::llvmcl::kClangOffloadWrapper14, inv);
-  if (const int* rc = std::get_if<int>(&parsed)) {
-    bool help = false;
-    for (const std::string& a : inv.args)
-      help = help || a == "-h" || a.starts_with("-help") || a.starts_with("--help");
-    if (*rc == 0 && help)
-      std::fputs("\nNOTE: this clang-offload-wrapper (offloadtool) writes a host object file (ELF or COFF)\n"
-                 "for --target, not LLVM bitcode: link it directly, no LLVM back end is needed.\n",
-                 stdout);
-    return *rc;
-  }
+  // The object-not-bitcode note follows every help text through the tool's
+  // extra_help (cli/llvm_tools.cpp), never the version text.
+  if (const int* rc = std::get_if<int>(&parsed)) return *rc;
   const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
   return cli::run_guarded(inv.argv0, [&] {
     wrap::Options o;
