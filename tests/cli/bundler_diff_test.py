@@ -19,8 +19,10 @@ Arguments:   [substring]  run only the cases whose name contains it.
 Prints "N passed, M failed"; exits 1 if anything failed.
 """
 
+import filecmp
 import hashlib
 import os
+import random
 import re
 import shutil
 import struct
@@ -894,6 +896,55 @@ def compression_cases():
                    ['-type=bc', '-list', '-verbose', '-input=x']], {'x': b'z' * size})
 
 
+def large_compression_case():
+    """A compressed bundle larger than zstd's long-distance-matching window
+    (4 x 40 MiB, compressible): LLVM compresses the whole bundle in one call; the
+    bytes must still be the same. Files stay on disk (hard links, no copies in memory)."""
+    name = 'compress 4 x 40 MiB, larger than the LDM window'
+    if not selected(name):
+        return
+
+    def run(index):
+        src = os.path.join(SCRATCH, 'large%d' % index)
+        os.makedirs(src)
+        half, quarter = 1 << 19, 1 << 18
+        rng = random.Random(1)  # seed 1 made offloadtool 0.1.0's output differ
+        for i in range(4):
+            prev = rng.randbytes(quarter)
+            with open(os.path.join(src, 'img%d' % i), 'wb') as f:
+                for _ in range(40):
+                    fresh = rng.randbytes(half)
+                    f.write(fresh + bytes(quarter) + prev)
+                    prev = fresh[:quarter]
+        targets = '-targets=' + ','.join([HOST] + ['hip-amdgcn-amd-amdhsa--gfx%s' % a for a in ('906', '908', '90a', '1030')])
+        argv = ['-type=o', '-bundle-align=4096', '-compress', targets, '-input=/dev/null'] + \
+            ['-input=img%d' % i for i in range(4)] + ['-output=fat']
+        works, results = [], []
+        for side in (LLVM, OURS):
+            w = Workdir(side, index)
+            w.prepare({})
+            for i in range(4):
+                os.link(os.path.join(src, 'img%d' % i), os.path.join(w.case, 'img%d' % i))
+            results.append(w.run({'argv': argv}))
+            works.append(w)
+        problem = None
+        if [r[0] for r in results] != [0, 0]:
+            problem = 'bundling failed: %r' % ([r[2] for r in results],)
+        else:
+            a, b = (os.path.join(w.case, 'fat') for w in works)
+            if not (os.path.getsize(a) == os.path.getsize(b) and filecmp.cmp(a, b, shallow=False)):
+                with open(a, 'rb') as fa, open(b, 'rb') as fb:
+                    ha, hb = fa.read(24), fb.read(24)
+                problem = 'compressed bundles differ: LLVM %d bytes (header %s), offloadtool %d bytes (header %s)' % (
+                    os.path.getsize(a), ha.hex(), os.path.getsize(b), hb.hex())
+        for w in works:
+            w.cleanup()
+        shutil.rmtree(src, ignore_errors=True)
+        return problem, None
+
+    CASES.append((name, run))
+
+
 def decompression_cases():
     """CCOB files LLVM 19 reads: its own v2 zstd, and hand-made v1/v2 with zlib and zstd."""
     for fixture, typ in (('hip.ccob', 'o'), ('omp.ccob', 'bc'), ('omp.i.ccob', 'i')):
@@ -1352,6 +1403,7 @@ def main():
         missing_bundles_cases()
         compression_cases()
         decompression_cases()
+        large_compression_case()
         object_cases()
         malformed_cases()
         passed, failed = run_all()
