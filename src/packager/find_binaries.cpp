@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "archive/ar_reader.h"
+#include "formats/bitcode_embedded.h"
 #include "object/object_file.h"
 #include "support/mapped_file.h"
 
@@ -24,33 +25,32 @@ bool elf_with_offloading_type(Bytes data) {
 
 class Walker {
  public:
-  Walker(Diagnostics d, std::vector<FoundImage>& out) : diag_(d), out_(out) {}
+  Walker(std::shared_ptr<const InputFile> in, Diagnostics d, std::vector<FoundImage>& out)
+      : in_(std::move(in)), diag_(d), out_(out) {}
 
   // `data` is a whole named item (the input or an archive member) starting at
   // `file_off` of the input; errors name it and count offsets from its start.
   void walk(Bytes data, std::uint64_t file_off, const std::string& name, const std::string& origin,
             const std::string& prefix, int depth) {
     if (formats::has_offload_binary_magic(data)) {
-      binaries(data, 0, file_off, name, origin, prefix + "raw");
+      binaries(data, 0, file_off, name, origin, prefix + "raw", in_);
     } else if (formats::is_llvm_bitcode(data)) {
-      // LLVM reads the initialisers named by !llvm.embedded.objects, which
-      // needs a full IR reader. The section name it requires is stored as a
-      // metadata string, so its absence proves there is nothing to miss.
-      constexpr std::string_view kSection = ".llvm.offloading";
-      if (std::search(as_chars(data).begin(), as_chars(data).end(), kSection.begin(), kSection.end()) !=
-          as_chars(data).end())
-        fail(name, "offload binaries embedded in LLVM bitcode (-fembed-offload-object) cannot be extracted; "
-                   "compile the host code to an object file");
+      const auto objects = formats::read_bitcode_embedded_objects(data, name);
+      for (std::size_t i = 0; i < objects.size(); ++i) {
+        const std::string global = fmt::format("bitcode global {} in .llvm.offloading", i);
+        std::shared_ptr<const InputFile> decoded = InputFile::from_memory(name + " (" + global + ")", objects[i]);
+        binaries(decoded->bytes(), 0, 0, decoded->path(), origin, prefix + global, decoded);
+      }
     } else if (elf_with_offloading_type(data)) {
       for (const object::SectionInfo& s : object::read_sections(data, name))
         if (s.type == SHT_LLVM_OFFLOADING && s.has_data)
           binaries(data.subspan(s.offset, s.size), s.offset, file_off + s.offset, name, origin,
-                   prefix + "section " + s.name);
+                   prefix + "section " + s.name, in_);
     } else if (object::identify_object(data) == object::ObjectKind::Coff) {
       for (const object::SectionInfo& s : object::read_sections(data, name))
         if (s.name.starts_with(".llvm.offloading") && s.has_data)
           binaries(data.subspan(s.offset, s.size), s.offset, file_off + s.offset, name, origin,
-                   prefix + "section " + s.name);
+                   prefix + "section " + s.name, in_);
     } else if (archive::is_archive(data) || archive::is_thin_archive(data)) {
       if (depth >= kMaxArchiveNesting) fail(name, "archives nested more than {} deep", kMaxArchiveNesting);
       for (const archive::Member& m : archive::read_members(data, name)) {
@@ -62,9 +62,10 @@ class Walker {
 
  private:
   // The binaries filling `section` (at `named_off` inside the named item, at
-  // `file_off` inside the input), one after another as LLVM 19 reads them.
+  // `file_off` inside `source`), one after another as LLVM 19 reads them.
   void binaries(Bytes section, std::uint64_t named_off, std::uint64_t file_off, const std::string& name,
-                const std::string& origin, const std::string& container) {
+                const std::string& origin, const std::string& container,
+                const std::shared_ptr<const InputFile>& source) {
     for (std::uint64_t off = 0; off < section.size();) {
       if (diag_ == Diagnostics::Llvm19) {
         const auto verdict = formats::llvm19_verdict(section.subspan(off));
@@ -76,6 +77,7 @@ class Walker {
         FoundImage f;
         f.origin = origin;
         f.container = container;
+        f.source = source;
         f.version = b.version;
         f.binary_offset = file_off + off;
         f.binary_size = b.size;
@@ -88,15 +90,16 @@ class Walker {
     }
   }
 
+  std::shared_ptr<const InputFile> in_;
   Diagnostics diag_;
   std::vector<FoundImage>& out_;
 };
 
 }  // namespace
 
-std::vector<FoundImage> find_offload_images(const InputFile& in, Diagnostics diagnostics) {
+std::vector<FoundImage> find_offload_images(const std::shared_ptr<const InputFile>& in, Diagnostics diagnostics) {
   std::vector<FoundImage> out;
-  Walker(diagnostics, out).walk(in.bytes(), 0, in.path(), in.path() == "-" ? "<stdin>" : in.path(), "", 0);
+  Walker(in, diagnostics, out).walk(in->bytes(), 0, in->path(), in->path() == "-" ? "<stdin>" : in->path(), "", 0);
   return out;
 }
 

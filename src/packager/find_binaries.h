@@ -2,11 +2,13 @@
 // does: raw OffloadBinaries (several may follow each other), ELF relocatable
 // objects, executables and shared libraries (every SHT_LLVM_OFFLOADING
 // section, whatever its name), COFF objects (sections named
-// ".llvm.offloading*") and `ar` archives (every member, recursively). Anything
-// else holds no images. Nothing is copied: images are ranges of the input.
+// ".llvm.offloading*"), LLVM bitcode (globals in section ".llvm.offloading")
+// and `ar` archives (every member, recursively). Anything else holds no
+// images. Nothing is copied except what bitcode stores bit-packed.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,12 +25,16 @@ struct FoundImage {
   // and objects, the member name for anything inside an archive. It names the
   // members of a --archive output.
   std::string origin;
-  std::string container;  // where it was found: "raw", "section .llvm.offloading", "lib.a(x.o), section ..."
+  std::string container;  // where it was found: "raw", "section .llvm.offloading", "lib.a(x.o), section ...",
+                          // "bitcode global 0 in .llvm.offloading"
+  // The bytes the offsets below count in: the input file itself, or for
+  // bitcode the decoded initialiser of the global.
+  std::shared_ptr<const InputFile> source;
   std::uint32_t version = 0;
-  std::uint64_t binary_offset = 0;  // of its OffloadBinary header in the input file
+  std::uint64_t binary_offset = 0;  // of its OffloadBinary header in `source`
   std::uint64_t binary_size = 0;
   std::uint64_t entry_index = 0;    // inside that binary (version 2 may hold several)
-  formats::OffloadEntry entry;      // image_offset counts from the start of the input file
+  formats::OffloadEntry entry;      // image_offset counts from the start of `source`
 };
 
 enum class Diagnostics {
@@ -36,6 +42,6 @@ enum class Diagnostics {
   Llvm19,  // where LLVM 19's OffloadBinary parser fails, its exact words (as ot::LlvmError)
 };
 
-std::vector<FoundImage> find_offload_images(const InputFile& in, Diagnostics diagnostics);
+std::vector<FoundImage> find_offload_images(const std::shared_ptr<const InputFile>& in, Diagnostics diagnostics);
 
 }  // namespace ot::packager

@@ -152,7 +152,7 @@ bool image_matches(const ImageArgs& args, const formats::OffloadEntry& entry) {
 
 ExtractResult extract_package(const std::string& input, const ExtractOptions& options, Diagnostics d) {
   const std::shared_ptr<InputFile> in = InputFile::open(input);  // "'<path>': <strerror>" in both styles
-  const std::vector<FoundImage> images = find_offload_images(*in, d);
+  const std::vector<FoundImage> images = find_offload_images(in, d);
 
   ExtractResult result;
   std::vector<PlannedOutput> plan;
@@ -189,11 +189,13 @@ ExtractResult extract_package(const std::string& input, const ExtractOptions& op
     outs.push_back(open_output(p.path, d));
     OutputFile& out = outs.back();
     if (const auto* single = std::get_if<SingleOutput>(&p.what)) {
-      out.copy_from(*in, single->image->entry.image_offset, single->image->entry.image_size);
+      const FoundImage& f = *single->image;
+      out.copy_from(*f.source, f.entry.image_offset, f.entry.image_size);
     } else {
       std::vector<archive::NewMember> members;
       for (const FoundImage* f : std::get<ArchiveOutput>(p.what).members)
-        members.push_back({f->origin, in->bytes().subspan(f->entry.image_offset, f->entry.image_size), in.get()});
+        members.push_back({f->origin, f->source->bytes().subspan(f->entry.image_offset, f->entry.image_size),
+                           f->source.get()});
       archive::write_gnu_archive(out, members, {.symbol_table = true, .sym64_threshold = options.sym64_threshold});
     }
     result.written.push_back(p.path);

@@ -199,7 +199,7 @@ int run_package(const cli::Invocation& inv) {
       packager::extract_package(input, options, packager::Diagnostics::Native);
     } else {
       const auto in = InputFile::open(input);
-      const auto images = packager::find_offload_images(*in, packager::Diagnostics::Native);
+      const auto images = packager::find_offload_images(in, packager::Diagnostics::Native);
       if (as_json)
         print_json(input, images);
       else

@@ -134,7 +134,10 @@ def clang_objects(tmp):
     out = {}
     for name, flags in (('x86.o', ['-fopenmp-targets=x86_64-pc-linux-gnu']),
                         ('amd.o', ['--offload-arch=gfx906,gfx90a', '-nogpulib']),
-                        ('nv.o', ['--offload-arch=sm_80', '-nogpulib'])):
+                        ('nv.o', ['--offload-arch=sm_80', '-nogpulib']),
+                        # -flto: the host object is bitcode with the binaries in .llvm.offloading globals.
+                        ('x86-lto.o', ['-fopenmp-targets=x86_64-pc-linux-gnu', '-flto']),
+                        ('amd-lto.o', ['--offload-arch=gfx906,gfx90a', '-nogpulib', '-flto'])):
         obj = os.path.join(tmp, name)
         r = subprocess.run([CLANG, '-fopenmp', '-c', src, '-o', obj] + flags, capture_output=True)
         if r.returncode == 0:
@@ -156,11 +159,25 @@ def mc_objects(tmp, p3):
         'e.o': ('x86_64-pc-linux-gnu', '.section .llvm.offloading,"e",@llvm_offloading\n.incbin "p3.bin"\n'
                 '.section .other,"e",@llvm_offloading\n.incbin "p3.bin", 0x180\n'
                 '.section .llvm.offloading.x,"a",@progbits\n.ascii "junk"\n'),
+        'emb.bc': None,
         'c.obj': ('x86_64-pc-windows-msvc', '.section .llvm.offloading,"dr"\n.incbin "p3.bin", 0xb0, 0xd0\n'
                   '.section .llvm.offloading$aux,"dr"\n.incbin "p3.bin", 0x180\n'),
     }
     out = {}
-    for name, (triple, text) in sources.items():
+    for name, src in sources.items():
+        if src is None:  # bitcode embedding the same binary twice (one uniqued constant) and another one
+            with open(os.path.join(d, 'g1.bin'), 'wb') as f:
+                f.write(p3[:0xb0])
+            with open(os.path.join(d, 'x.c'), 'w') as f:
+                f.write('int x;\n')
+            r = subprocess.run([CLANG, '-c', '-emit-llvm', 'x.c', '-o', name] +
+                               ['-Xclang', '-fembed-offload-object=p3.bin'] * 2 +
+                               ['-Xclang', '-fembed-offload-object=g1.bin'], cwd=d, capture_output=True)
+            if r.returncode == 0:
+                with open(os.path.join(d, name), 'rb') as f:
+                    out[name] = f.read()
+            continue
+        triple, text = src
         with open(os.path.join(d, 'in.s'), 'w') as f:
             f.write(text)
         subprocess.run([mc, '-triple=' + triple, '-filetype=obj', 'in.s', '-o', name], cwd=d, check=True)

@@ -8,6 +8,7 @@
 
 #include "archive/ar_reader.h"
 #include "archive/member_symbols.h"
+#include "formats/bitcode_embedded.h"
 #include "formats/bitcode_symtab.h"
 #include "formats/offload_binary.h"
 #include "packager/find_binaries.h"
@@ -53,9 +54,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   try {
-    auto in = ot::InputFile::from_memory("fuzz", std::vector<std::byte>(bytes.begin(), bytes.end()));
-    for (const auto& f : ot::packager::find_offload_images(*in, ot::packager::Diagnostics::Llvm19))
-      check(f.entry.image_offset + f.entry.image_size <= size);
+    std::shared_ptr<const ot::InputFile> in =
+        ot::InputFile::from_memory("fuzz", std::vector<std::byte>(bytes.begin(), bytes.end()));
+    for (const auto& f : ot::packager::find_offload_images(in, ot::packager::Diagnostics::Llvm19))
+      check(f.entry.image_offset + f.entry.image_size <= f.source->size());
   } catch (const ot::Error&) {
   } catch (const ot::LlvmError&) {
   }
@@ -73,6 +75,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   try {
     (void)ot::formats::read_bitcode_symtab(bytes, "fuzz.bc");
+  } catch (const ot::Error&) {
+  }
+  try {
+    (void)ot::formats::read_bitcode_embedded_objects(bytes, "fuzz.bc");
   } catch (const ot::Error&) {
   }
   return 0;

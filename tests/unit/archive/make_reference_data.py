@@ -13,6 +13,8 @@ from them, for the archive unit tests. Needs /usr/lib/llvm-19/bin.
         binary again in ".other_name" (same type), junk in a PROGBITS ".llvm.offloading.progbits"
   c.obj llvm-mc (x86_64 COFF): the second binary of 19-packager-3.bin in ".llvm.offloading" (at an
         offset that is not 8-aligned), the third in ".llvm.offloading$aux", junk in ".rdata"
+  emb.bc  clang-19 -c -emit-llvm of "int x;" with -Xclang -fembed-offload-object=p3.bin twice
+          (two globals in .llvm.offloading, as -fopenmp -flto makes them)
   off.a  llvm-ar rcD off.a e.o c.obj p3.bin;  nest.a  llvm-ar rcD nest.a off.a p3.bin
 Run: python3 make_reference_data.py > reference_data.h
 """
@@ -101,6 +103,10 @@ def main():
     run([LLVM + '/llvm-mc', '-triple=x86_64-pc-linux-gnu', '-filetype=obj', 'e.s', '-o', 'e.o'], d)
     run([LLVM + '/llvm-mc', '-triple=x86_64-pc-windows-msvc', '-filetype=obj', 'c.s', '-o', 'c.obj'], d)
     run([LLVM + '/llvm-ar', 'rcD', 'off.a', 'e.o', 'c.obj', 'p3.bin'], d)
+    with open(os.path.join(d, 'x.c'), 'w') as f:
+        f.write('int x;\n')
+    run([LLVM + '/clang', '--target=x86_64-pc-linux-gnu', '-c', '-emit-llvm', 'x.c', '-Xclang',
+         '-fembed-offload-object=p3.bin', '-Xclang', '-fembed-offload-object=p3.bin', '-o', 'emb.bc'], d)
     run([LLVM + '/llvm-ar', 'rcD', 'nest.a', 'off.a', 'p3.bin'], d)
     os.makedirs(os.path.join(d, 'dir'))
     for n, data in (('i1', b'abc'), ('i2', b'defg'), ('i3', b'')):
@@ -116,7 +122,7 @@ def main():
     for name, fname in (('kElfObject', 'x.o'), ('kBitcode', 'y.bc'), ('kSymArchive', 'sym.a'),
                         ('kPackagerArchive', 'pk.a'), ('kPackagerArchiveShort', 'pk2.a'),
                         ('kSym64Archive', 'sym64.a'), ('kOffloadElf', 'e.o'), ('kOffloadCoff', 'c.obj'),
-                        ('kOffloadArchive', 'off.a'), ('kNestedArchive', 'nest.a')):
+                        ('kOffloadArchive', 'off.a'), ('kNestedArchive', 'nest.a'), ('kEmbeddedBitcode', 'emb.bc')):
         with open(os.path.join(d, fname), 'rb') as f:
             out.append(blob(name, f.read()))
         out.append('')

@@ -25,12 +25,17 @@ std::vector<std::byte> golden3() {
 }
 
 std::vector<FoundImage> find(std::string name, std::vector<std::byte> data, Diagnostics d = Diagnostics::Native) {
-  auto in = InputFile::from_memory(std::move(name), std::move(data));
-  return packager::find_offload_images(*in, d);
+  std::shared_ptr<const InputFile> in = InputFile::from_memory(std::move(name), std::move(data));
+  return packager::find_offload_images(in, d);
 }
 
 std::string image(const std::vector<std::byte>& data, const FoundImage& f) {
+  CHECK(std::equal(data.begin(), data.end(), f.source->bytes().begin(), f.source->bytes().end()));
   return std::string(as_chars(Bytes(data).subspan(f.entry.image_offset, f.entry.image_size)));
+}
+
+std::string image(const FoundImage& f) {
+  return std::string(as_chars(f.source->bytes().subspan(f.entry.image_offset, f.entry.image_size)));
 }
 
 std::vector<std::string> arches(const std::vector<FoundImage>& v) {
@@ -112,13 +117,18 @@ TEST_CASE("damaged binaries: our words natively, LLVM 19's in the personality") 
   CHECK_THROWS_WITH_AS(find("e.o", elf), "e.o: bad offload binary magic (expected 10 ff 10 ad), at offset 0x40", Error);
 }
 
-TEST_CASE("bitcode: nothing unless it embeds offload binaries, which is reported") {
-  auto bc = copy(testdata::kBitcode);
-  CHECK(find("y.bc", bc).empty());
-  const std::string marker = ".llvm.offloading";
-  for (char c : marker) bc.push_back(static_cast<std::byte>(c));
-  CHECK_THROWS_WITH_AS(find("y.bc", bc),
-                       "y.bc: offload binaries embedded in LLVM bitcode (-fembed-offload-object) cannot be extracted; "
-                       "compile the host code to an object file",
-                       Error);
+TEST_CASE("bitcode: the globals in .llvm.offloading (clang -fembed-offload-object)") {
+  CHECK(find("y.bc", copy(testdata::kBitcode)).empty());
+  auto v = find("emb.bc", copy(testdata::kEmbeddedBitcode));
+  REQUIRE(v.size() == 6);
+  CHECK(v[0].origin == "emb.bc");
+  CHECK(v[0].container == "bitcode global 0 in .llvm.offloading");
+  CHECK(v[3].container == "bitcode global 1 in .llvm.offloading");
+  CHECK(v[4].entry.get("foo") == "bar,baz");
+  CHECK(image(v[1]) == "Content of device file 2\n");
+  CHECK(image(v[5]) == "int x;\n");
+  CHECK(v[5].source->bytes().size() == golden3().size());
+  auto bc = copy(testdata::kEmbeddedBitcode);
+  bc.resize(bc.size() / 2);
+  CHECK_THROWS_WITH_AS(find("emb.bc", bc), "emb.bc: bitcode block of 0xc3 words extends past the end, at offset 0x420", Error);
 }
