@@ -14,7 +14,8 @@
 //     "images": [ {
 //       "index": <n, 0-based, container order>,
 //       "origin": <LLVM's buffer identifier: input path, or archive member name>,
-//       "container": <"raw" | "section <name>" | "<archive>(<member>), ..." >,
+//       "container": <"raw" | "section <name>" | "bitcode global <n> in .llvm.offloading"
+//                     | "<archive>(<member>), <one of those>">,
 //       "binary": {"offset": <header offset in the input>, "size": <bytes>,
 //                  "version": <1|2>, "entry": <index inside the binary>},
 //       "image_kind": {"value": <u16>, "name": <"o"|"bc"|"cubin"|"fatbin"|"s"|"">,
@@ -26,6 +27,9 @@
 //       "image": {"offset": <in the input file>, "size": <bytes>}
 //     } ... ]
 //   }
+// Offsets count in the input file, except for a "bitcode global" container,
+// where bitcode stores the bytes bit-packed: there they count in the global's
+// decoded initialiser.
 // Numbers are decimal integers. Strings are the bytes of the file: valid UTF-8
 // passes through, control characters and bytes that are not UTF-8 are written
 // as \u00XX (the byte's value).
