@@ -1057,7 +1057,7 @@ def malformed_cases():
             files = {'bad.ccob': data}
             # header errors name the file and offset; a declared size the data does not
             # match is reported inside LLVM's own "Failed to decompress input: ..." wording
-            mention = None if 'uncompressed size' in name else 'bad.ccob'
+            mention = None if 'uncompressed size' in name or 'payload' in name else 'bad.ccob'
             ours_case('malformed ccob %s %s' % (name, op), [argv], files, clean_error(files, mention))
     # hash mismatch: LLVM 19 only reports it under -verbose ("Hashes match: No") and goes on
     # (compared in decompression_cases).
@@ -1346,6 +1346,23 @@ def cli_cases():
         ours_case('cli bundle-align=0 %s' % typ,
                   [['-type=' + typ, '-bundle-align=0', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST, '-input=h.i',
                     '-input=d.i', '-output=x']], files, clean_error(files))
+    # Without llvm-objcopy beside the tool or on PATH, LLVM 19 refuses every command
+    # ("unable to find 'llvm-objcopy' in path"); offloadtool never runs it and works.
+    files = {'h.i': H_I, 'd.i': DEV1}
+    noobj = {'PATH': '/nonexistent'}
+
+    def works_without_objcopy(results, work):
+        if [r[0] for r in results] != [0, 0]:
+            return 'expected success'
+        f = work.files()
+        if f.get('x.i') != f.get('y.i') or not f.get('x.i', b'').startswith(b'\n// __CLANG_OFFLOAD_BUNDLE____START__ '):
+            return 'the bundle made without PATH differs from the one made with it'
+        return None
+    ours_case('cli no llvm-objcopy anywhere',
+              [{'argv': ['-type=i', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST, '-input=h.i', '-input=d.i',
+                         '-output=x.i'], 'env': noobj},
+               ['-type=i', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST, '-input=h.i', '-input=d.i', '-output=y.i']],
+              files, works_without_objcopy)
     # an existing output is untouched when the command fails
     diff_case('cli failing command leaves existing output',
               [['-type=i', '-targets=%s,openmp-bogus' % HOST, '-input=h.i', '-input=d.i', '-output=x'],
