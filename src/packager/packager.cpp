@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "archive/ar_writer.h"
+#include "packager/llvm19_messages.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 
@@ -98,8 +99,8 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
   for (std::size_t i = 0; i < images.size(); ++i) {
     const ImageArgs& args = images[i];
     if (!args.has("file") || !args.has("triple")) {
-      if (d == Diagnostics::Llvm19) throw LlvmError("'file' and 'triple' are required image arguments");
-      fail({}, "image {}: 'file' and 'triple' are required image arguments", i);
+      if (d == Diagnostics::Llvm19) throw LlvmError(std::string(llvm19::kFileAndTripleRequired));
+      fail({}, "image {}: {}", i, llvm19::kFileAndTripleRequired);
     }
     // Several files in one --image (file=a.o,file=b.o, or file=a.o,b.o) give
     // one binary each, all with the image's other keys.
@@ -164,12 +165,12 @@ ExtractResult extract_package(const std::string& input, const ExtractOptions& op
     const std::string* file = args.find("file");
     if (options.archive) {
       if (!file) {
-        if (d == Diagnostics::Llvm19) throw LlvmError("Image must have a 'file' argument.");
+        if (d == Diagnostics::Llvm19) throw LlvmError(std::string(llvm19::kArchiveNeedsFile));
         fail({}, "--archive needs a 'file' argument in every --image that matches");
       }
       plan.push_back({*file, ArchiveOutput{std::move(matches)}});
     } else if (file) {
-      if (matches.size() > 1) options.warn(fmt::format("Multiple inputs match to a single file, '{}'", *file));
+      if (matches.size() > 1) options.warn(fmt::format(fmt::runtime(llvm19::kMultipleMatches), *file));
       plan.push_back({*file, SingleOutput{matches.back()}});
     } else {
       const std::string stem = llvm_path_stem(input);

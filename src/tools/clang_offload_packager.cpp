@@ -7,6 +7,7 @@
 #include "cli/llvm_cl.h"
 #include "cli/llvm_tools.h"
 #include "cli/run.h"
+#include "packager/llvm19_messages.h"
 #include "packager/packager.h"
 #include "tools/tools.h"
 
@@ -42,7 +43,7 @@ int run_clang_offload_packager(const cli::Invocation& inv) {
     for (const std::string& text : p.values("image")) images.push_back(packager::ImageArgs::parse(text));
 
     if (!output.empty() && !input.empty())
-      throw LlvmError("Packaging to an output file and extracting from an input file are mutually exclusive.");
+      throw LlvmError(std::string(packager::llvm19::kModesExclusive));
     if (!output.empty()) {
       packager::create_package(images, output, packager::Diagnostics::Llvm19);
     } else if (!input.empty()) {
