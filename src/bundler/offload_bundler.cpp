@@ -71,12 +71,22 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
     return in;
   }
   auto t0 = std::chrono::steady_clock::now();
+  // LLVM 19's own texts for the two header faults it knows.
+  std::uint16_t version = load_le<std::uint16_t>(data.data() + 4), method = load_le<std::uint16_t>(data.data() + 6);
+  if (version >= 2 && data.size() < formats::ccob_header_size(version))
+    fail_llvm("Failed to decompress input: Compressed bundle header size too small");
+  if (method > 1) fail_llvm("Failed to decompress input: Unknown compressing method");
   formats::CcobHeader h = formats::read_ccob_header(data, in->path());
   Bytes payload = formats::ccob_payload(data, h);
   std::vector<std::byte> plain;
   try {
     plain = compress::decompress(h.method, payload, h.uncompressed_size);
   } catch (const Error& e) {
+    // LLVM 19 feeds everything after the header to the decompressor; we stop at
+    // the header's total size, so when that differs the failure is ours to explain.
+    if (h.total_size && *h.total_size != data.size())
+      fail_at({in->path(), 8}, "compressed bundle of total size 0x{:x} (the file has 0x{:x} bytes) does not decompress: {}",
+              *h.total_size, data.size(), e.message());
     fail_llvm("Failed to decompress input: Could not decompress embedded file contents: {}", e.message());
   }
   if (config.verbose && config.err) {
@@ -84,15 +94,15 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
     Md5 md5;
     md5.update(plain);
     std::uint64_t recalculated = md5.truncated();
-    double rate = payload.empty() ? 0.0 : static_cast<double>(plain.size()) / static_cast<double>(payload.size());
+    double rate = static_cast<double>(plain.size()) / static_cast<double>(payload.size());
     std::string text = fmt::format("Compressed bundle format version: {}\n", h.version);
     if (h.total_size) text += fmt::format("Total file size (from header): {} bytes\n", with_commas(*h.total_size));
     text += fmt::format(
         "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n"
         "Compression rate: {:.2f}\nCompression ratio: {:.2f}%\nDecompression speed: {:.2f} MB/s\n"
-        "Stored hash: 0x{:016x}\nRecalculated hash: 0x{:016x}\nHashes match: {}\n",
+        "Stored hash: 0x{:014x}\nRecalculated hash: 0x{:014x}\nHashes match: {}\n",
         compress::method_name(h.method), with_commas(payload.size()), with_commas(plain.size()), rate,
-        rate == 0 ? 0.0 : 100.0 / rate, static_cast<double>(plain.size()) / (1024.0 * 1024.0) / secs, h.hash,
+        100.0 / rate, static_cast<double>(plain.size()) / (1024.0 * 1024.0) / secs, h.hash,
         recalculated, h.hash == recalculated ? "Yes" : "No");
     config.err(text);
   }
@@ -151,6 +161,35 @@ void write_stripped_host(const Config& config, const OpenedBundle& b, OutputFile
       *b.file, [](std::string_view name) { return name.starts_with(kSectionPrefix); }, out);
 }
 
+formats::CcobHeader ccob_header_for(const Config& config, std::uint64_t total, std::uint64_t compressed_size,
+                                    std::uint64_t hash) {
+  formats::CcobHeader h;
+  h.version = config.ccob_version;
+  h.method = config.compression.method;
+  h.uncompressed_size = total;
+  h.hash = hash;
+  h.header_size = formats::ccob_header_size(h.version);
+  h.total_size = h.header_size + compressed_size;
+  if (h.version == 2 && *h.total_size > 0xffffffffu) fail_llvm("Total file size exceeds version 2 limit");
+  return h;
+}
+
+// LLVM's -verbose statistics after compressing (reference 2.13).
+void print_compression_stats(const Config& config, const formats::CcobHeader& h, std::uint64_t compressed_size,
+                             double secs) {
+  if (!config.verbose || !config.err) return;
+  secs = std::max(secs, 1e-9);
+  double rate = static_cast<double>(h.uncompressed_size) / static_cast<double>(compressed_size);
+  config.err(fmt::format(
+      "Compressed bundle format version: {}\nTotal file size (including headers): {} bytes\n"
+      "Compression method used: {}\nCompression level: {}\nBinary size before compression: {} bytes\n"
+      "Binary size after compression: {} bytes\nCompression rate: {:.2f}\nCompression ratio: {:.2f}%\n"
+      "Compression speed: {:.2f} MB/s\nTruncated MD5 hash: 0x{:014x}\n",
+      h.version, with_commas(*h.total_size), compress::method_name(h.method), config.compression.level,
+      with_commas(h.uncompressed_size), with_commas(compressed_size), rate, 100.0 / rate,
+      static_cast<double>(h.uncompressed_size) / (1024.0 * 1024.0) / secs, h.hash));
+}
+
 }  // namespace
 
 std::string join_missing(std::vector<std::string> names) {
@@ -183,14 +222,19 @@ std::vector<BundleId> check_targets(const Config& config, bool unbundling) {
     hip_only = hip_only && id.is_hip();
     parsed.push_back(std::move(id));
   }
-  // LLVM walks its StringMap of groups; a conflict in any group is an error, and
-  // which one is reported first only matters when several groups conflict.
-  std::vector<std::string> groups;
-  for (const auto& [g, ids] : ids_by_group) groups.push_back(g);
-  for (std::size_t i : stringmap_order(groups)) {
-    if (auto c = target::conflicting_target_ids(ids_by_group[groups[i]]))
-      fail_llvm("Cannot bundle inputs with conflicting targets: '{}-{}' and '{}-{}'", groups[i], c->first, groups[i],
-                c->second);
+  // LLVM checks the groups in byte order of "<kind>-<triple>" (a std::map).
+  for (const auto& [group, ids] : ids_by_group) {
+    if (auto c = target::conflicting_target_ids(ids))
+      fail_llvm("Cannot bundle inputs with conflicting targets: '{}-{}' and '{}-{}'", group, c->first, group, c->second);
+  }
+  // Two spellings of one target (hip-amdgcn-amd-amdhsa-gfx906 and ...--gfx906)
+  // standardise to the same ID; LLVM then writes a bundle whose header and
+  // payloads disagree. Refuse them instead.
+  std::map<std::string, std::string> by_standard_name;
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    auto [it, fresh] = by_standard_name.emplace(parsed[i].str(), config.targets[i]);
+    if (!fresh)
+      fail_llvm("targets '{}' and '{}' are the same bundle ID '{}'", it->second, config.targets[i], it->first);
   }
   if ((unbundling && hosts > 1) || (!unbundling && hosts != 1 && !hip_only))
     fail_llvm("expecting exactly one host target but got {}", hosts);
@@ -212,6 +256,15 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
   if (handler == Handler::Object) {
     if (!has_host)
       fail("", "bundling an object file needs a host target: its input is the object the device code is added to");
+    if (config.compress) {
+      // LLVM compresses its (empty) in-memory buffer and writes it before
+      // llvm-objcopy replaces the output: only the -verbose statistics remain.
+      auto t0 = std::chrono::steady_clock::now();
+      Md5 md5;
+      auto empty = compress::compress_all(config.compression, {});
+      print_compression_stats(config, ccob_header_for(config, 0, empty.size(), md5.truncated()), empty.size(),
+                              seconds_since(t0));
+    }
     if (config.print_commands) {
       std::vector<std::string> args;
       for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -286,61 +339,52 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
   if (config.ccob_version == 2 && total > 0xffffffffu) fail_llvm("Uncompressed size exceeds version 2 limit");
   auto t0 = std::chrono::steady_clock::now();
   Md5 md5;
-  // The header holds the compressed size and the hash, known only at the end,
-  // so the compressed stream (not the input) is collected before writing.
   std::vector<std::byte> compressed;
-  std::uint64_t compressed_size = 0;
-  compress::Compressor compressor(config.compression, total, [&](Bytes b) {
-    compressed.insert(compressed.end(), b.begin(), b.end());
-    compressed_size += b.size();
-  });
-  auto feed = [&](Bytes b) {
-    md5.update(b);
-    compressor.write(b);
-  };
   static const std::byte kZero[4096] = {};
-  for (const Piece& p : pieces) {
-    if (p.input) {
-      Bytes all = p.input->bytes();
-      for (std::uint64_t off = 0; off < all.size(); off += 64u << 20) {
-        std::uint64_t n = std::min<std::uint64_t>(64u << 20, all.size() - off);
-        feed(all.subspan(off, n));
-        p.input->release(off, n);
+  auto for_each_chunk = [&](const std::function<void(Bytes)>& sink) {
+    for (const Piece& p : pieces) {
+      if (p.input) {
+        Bytes all = p.input->bytes();
+        for (std::uint64_t off = 0; off < all.size(); off += 64u << 20) {
+          std::uint64_t n = std::min<std::uint64_t>(64u << 20, all.size() - off);
+          sink(all.subspan(off, n));
+          p.input->release(off, n);
+        }
+      } else if (p.zeros) {
+        for (std::uint64_t left = p.zeros; left > 0;) {
+          std::uint64_t n = std::min<std::uint64_t>(left, sizeof kZero);
+          sink(Bytes(kZero, n));
+          left -= n;
+        }
+      } else {
+        sink(p.literal);
       }
-    } else if (p.zeros) {
-      for (std::uint64_t left = p.zeros; left > 0;) {
-        std::uint64_t n = std::min<std::uint64_t>(left, sizeof kZero);
-        feed(Bytes(kZero, n));
-        left -= n;
-      }
-    } else {
-      feed(p.literal);
     }
+  };
+  if (config.compression.threads > 0) {
+    // Multi-threaded zstd streams: memory stays bounded, and the bytes (which
+    // differ from LLVM's single-threaded ones anyway) do not depend on the count.
+    compress::Compressor compressor(config.compression, total,
+                                    [&](Bytes b) { compressed.insert(compressed.end(), b.begin(), b.end()); });
+    for_each_chunk([&](Bytes b) {
+      md5.update(b);
+      compressor.write(b);
+    });
+    compressor.finish();
+  } else {
+    // LLVM's bytes: one compression call over the whole uncompressed bundle
+    // (see compress::compress_all), so the bundle is assembled in memory here.
+    std::vector<std::byte> plain;
+    plain.reserve(total);
+    for_each_chunk([&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); });
+    md5.update(plain);
+    compressed = compress::compress_all(config.compression, plain);
   }
-  compressor.finish();
-  formats::CcobHeader h;
-  h.version = config.ccob_version;
-  h.method = config.compression.method;
-  h.uncompressed_size = total;
-  h.hash = md5.truncated();
-  h.header_size = formats::ccob_header_size(h.version);
-  h.total_size = h.header_size + compressed_size;
-  if (h.version == 2 && *h.total_size > 0xffffffffu) fail_llvm("Total file size exceeds version 2 limit");
+  formats::CcobHeader h = ccob_header_for(config, total, compressed.size(), md5.truncated());
   out.write(formats::write_ccob_header(h));
   out.write(compressed);
   out.commit();
-  if (config.verbose && config.err) {
-    double secs = std::max(seconds_since(t0), 1e-9);
-    double rate = compressed_size ? static_cast<double>(total) / static_cast<double>(compressed_size) : 0.0;
-    config.err(fmt::format(
-        "Compressed bundle format version: {}\nTotal file size (including headers): {} bytes\n"
-        "Compression method used: {}\nCompression level: {}\nBinary size before compression: {} bytes\n"
-        "Binary size after compression: {} bytes\nCompression rate: {:.2f}\nCompression ratio: {:.2f}%\n"
-        "Compression speed: {:.2f} MB/s\nTruncated MD5 hash: 0x{:016x}\n",
-        h.version, with_commas(*h.total_size), compress::method_name(h.method), config.compression.level,
-        with_commas(total), with_commas(compressed_size), rate, rate == 0 ? 0.0 : 100.0 / rate,
-        static_cast<double>(total) / (1024.0 * 1024.0) / secs, h.hash));
-  }
+  print_compression_stats(config, h, compressed.size(), seconds_since(t0));
 }
 
 void unbundle(const Config& config, const std::vector<BundleId>& targets) {

@@ -115,6 +115,39 @@ void Compressor::finish() {
     impl_->zlib_run({}, Z_FINISH);
 }
 
+std::vector<std::byte> compress_all(const Params& params, Bytes data) {
+  std::vector<std::byte> out;
+  if (params.method == Method::Zstd && params.threads == 0 && params.window_log == 0) {
+    ZSTD_CCtx* zc = ZSTD_createCCtx();
+    if (!zc) throw std::bad_alloc();
+    ZSTD_CCtx_setParameter(zc, ZSTD_c_enableLongDistanceMatching, params.long_distance ? 1 : 0);
+    std::size_t rc = ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, params.level);
+    if (ZSTD_isError(rc)) {
+      ZSTD_freeCCtx(zc);
+      fail("", "invalid zstd compression level {}", params.level);
+    }
+    out.resize(ZSTD_compressBound(data.size()));
+    std::size_t n = ZSTD_compress2(zc, out.data(), out.size(), data.data(), data.size());
+    ZSTD_freeCCtx(zc);
+    if (ZSTD_isError(n)) fail("", "zstd compression failed: {}", ZSTD_getErrorName(n));
+    out.resize(n);
+    return out;
+  }
+  if (params.method == Method::Zlib) {
+    uLongf len = compressBound(static_cast<uLong>(data.size()));
+    out.resize(len);
+    int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &len, reinterpret_cast<const Bytef*>(data.data()),
+                       static_cast<uLong>(data.size()), params.level);
+    if (rc != Z_OK) fail("", "zlib compression failed: {}", zlib_error_text(rc));
+    out.resize(len);
+    return out;
+  }
+  Compressor c(params, data.size(), [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
+  c.write(data);
+  c.finish();
+  return out;
+}
+
 std::uint64_t max_decompressed_size(Method method, std::uint64_t compressed_size) {
   // zstd: a block of at most 128 KiB costs at least 4 bytes (3-byte header + 1 RLE
   // byte); zlib: deflate's maximum expansion is 1032:1.
@@ -134,29 +167,14 @@ std::vector<std::byte> decompress(Method method, Bytes src, std::uint64_t size) 
     if (n != size) fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, n);
     return out;
   }
-  // uncompress() takes uLong sizes; feed it through inflate to handle any size.
-  z_stream zs{};
-  if (inflateInit(&zs) != Z_OK) fail("", "{}", zlib_error_text(Z_MEM_ERROR));
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(src.data()));
-  std::size_t in_left = src.size(), out_done = 0;
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    uInt in_step = static_cast<uInt>(std::min<std::size_t>(in_left, 1u << 30));
-    zs.avail_in = in_step;
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_done);
-    uInt out_step = static_cast<uInt>(std::min<std::size_t>(out.size() - out_done, 1u << 30));
-    zs.avail_out = out_step;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    in_left -= in_step - zs.avail_in;
-    out_done += out_step - zs.avail_out;
-    if (rc == Z_OK && zs.avail_out == out_step && zs.avail_in == in_step) rc = Z_BUF_ERROR;  // no progress
-    if (rc == Z_OK && out_done == out.size() && in_left == 0) rc = Z_BUF_ERROR;
-  }
-  inflateEnd(&zs);
-  if (rc == Z_NEED_DICT) rc = Z_DATA_ERROR;
-  if (rc == Z_BUF_ERROR && in_left == 0 && out_done < out.size()) rc = Z_BUF_ERROR;
-  if (rc != Z_STREAM_END) fail("", "{}", zlib_error_text(rc));
-  if (out_done != size) fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, out_done);
+  // LLVM calls uncompress(); uncompress2 is the same with the source length
+  // reported back. uLong is 64 bits here, and zlib feeds uInt-sized pieces itself.
+  uLongf out_len = static_cast<uLongf>(out.size());
+  uLong in_len = static_cast<uLong>(src.size());
+  int rc = uncompress2(reinterpret_cast<Bytef*>(out.data()), &out_len,
+                       reinterpret_cast<const Bytef*>(src.data()), &in_len);
+  if (rc != Z_OK) fail("", "{}", zlib_error_text(rc));
+  if (out_len != size) fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, out_len);
   return out;
 }
 

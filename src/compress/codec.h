@@ -44,6 +44,12 @@ class Compressor {
   std::unique_ptr<Impl> impl_;
 };
 
+// One call over the whole input, exactly as llvm::compression does
+// (ZSTD_compress2 / compress2). zstd's streaming mode finds other matches once
+// the input outgrows its window buffer, so LLVM's bytes for large bundles need
+// the whole input at once.
+std::vector<std::byte> compress_all(const Params& params, Bytes data);
+
 // Decompress `src` into exactly `size` bytes. Errors are LLVM's texts
 // ("Src size is incorrect", "zlib error: Z_DATA_ERROR") without a prefix, thrown
 // as ot::Error with an empty file; the caller adds context. A declared size the

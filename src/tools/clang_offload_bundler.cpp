@@ -2,7 +2,9 @@
 // order and messages (reference 2.1, 2.2), over the shared bundler engine.
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 
@@ -16,6 +18,21 @@
 namespace ot::tools {
 namespace {
 
+// StringRef::getAsInteger(10, int&): an optional '-', then decimal digits only
+// (no spaces, no '+'), in range.
+std::optional<int> decimal_int(std::string_view v) {
+  std::string_view digits = v.starts_with('-') ? v.substr(1) : v;
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  long long value = 0;
+  for (char ch : digits) {
+    value = value * 10 + (ch - '0');
+    if (value > static_cast<long long>(INT_MAX) + 1) return std::nullopt;
+  }
+  if (v.starts_with('-')) value = -value;
+  if (value < INT_MIN || value > INT_MAX) return std::nullopt;
+  return static_cast<int>(value);
+}
+
 // The environment's defaults (OffloadBundlerConfig's constructor).
 void apply_environment(bundler::Config& c) {
   const char* ignore = std::getenv("OFFLOAD_BUNDLER_IGNORE_ENV_VAR");
@@ -23,28 +40,23 @@ void apply_environment(bundler::Config& c) {
   if (const char* v = std::getenv("OFFLOAD_BUNDLER_VERBOSE")) c.verbose = std::string_view(v) == "1";
   if (const char* v = std::getenv("OFFLOAD_BUNDLER_COMPRESS")) c.compress = std::string_view(v) == "1";
   if (const char* v = std::getenv("OFFLOAD_BUNDLER_COMPRESSION_LEVEL")) {
-    char* end = nullptr;
-    errno = 0;
-    long level = std::strtol(v, &end, 10);
-    if (*v && *end == '\0' && errno == 0 && level >= INT_MIN && level <= INT_MAX)
-      c.compression.level = static_cast<int>(level);
+    if (auto level = decimal_int(v))
+      c.compression.level = *level;
     else
       cli::print_raw(fmt::format("Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {}. Ignoring it.\n", v));
   }
   if (const char* v = std::getenv("COMPRESSED_BUNDLE_FORMAT_VERSION")) {
-    char* end = nullptr;
-    errno = 0;
-    long version = std::strtol(v, &end, 10);
-    if (!*v || *end != '\0' || errno != 0)
+    auto version = decimal_int(v);
+    if (!version)
       cli::print_raw(fmt::format(
           "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {}. Using default version {}.\n", v,
           c.ccob_version));
-    else if (version != 2 && version != 3)
+    else if (*version != 2 && *version != 3)
       cli::print_raw(fmt::format("Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {}. Valid values are "
                                  "2 or 3. Using default version {}.\n",
                                  v, c.ccob_version));
     else
-      c.ccob_version = static_cast<std::uint16_t>(version);
+      c.ccob_version = static_cast<std::uint16_t>(*version);
   }
 }
 

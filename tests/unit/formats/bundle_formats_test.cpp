@@ -160,3 +160,24 @@ TEST_CASE("zlib streams round-trip and report LLVM's error names") {
   bad[5] ^= std::byte{0xff};
   CHECK_THROWS_AS(compress::decompress(compress::Method::Zlib, bad, plain.size()), Error);
 }
+
+TEST_CASE("zlib decompression reports what LLVM's uncompress() reports") {
+  auto plain = golden("19-mixed.bc");
+  compress::Params params;
+  params.method = compress::Method::Zlib;
+  params.level = 6;
+  auto z = compress::compress_all(params, plain);
+  std::vector<std::byte> cut(z.begin(), z.end() - 10);  // data missing, not just the trailer
+  CHECK_THROWS_WITH_AS(compress::decompress(compress::Method::Zlib, cut, plain.size()), "zlib error: Z_DATA_ERROR", Error);
+  CHECK_THROWS_WITH_AS(compress::decompress(compress::Method::Zlib, z, plain.size() - 1), "zlib error: Z_BUF_ERROR", Error);
+  auto empty = compress::compress_all(params, {});
+  CHECK(compress::decompress(compress::Method::Zlib, empty, 0).empty());
+}
+
+TEST_CASE("one-shot zstd equals LLVM 19's CCOB payload") {
+  auto plain = golden("19-hip2.bc");
+  auto expected = golden("19-hip2-compressed.bc");
+  compress::Params params;
+  auto body = compress::compress_all(params, plain);
+  CHECK(std::vector<std::byte>(expected.begin() + 24, expected.end()) == body);
+}
