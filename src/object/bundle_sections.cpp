@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
+#include <map>
 #include <optional>
 
 #include "object/object_file.h"
@@ -557,16 +557,13 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
                                          live.begin() + static_cast<std::ptrdiff_t>(end);
       if (dead_inside && symtabs.empty()) {
         std::vector<std::byte> b{std::byte{0}};
-        std::vector<std::pair<std::string_view, std::uint32_t>> placed;
+        std::map<std::string_view, std::uint32_t> placed;
         for (std::size_t i = 1; i < n; ++i) {
           if (removed[i] || sh[i].sh_name == 0) continue;
-          const std::string_view name = table.substr(sh[i].sh_name, *string_end(table, sh[i].sh_name) - 1 - sh[i].sh_name);
-          auto it = std::ranges::find(placed, name, &std::pair<std::string_view, std::uint32_t>::first);
-          if (it == placed.end()) {
-            placed.emplace_back(name, static_cast<std::uint32_t>(b.size()));
-            append_string(b, name);
-            it = placed.end() - 1;
-          }
+          const std::uint32_t off = sh[i].sh_name;
+          const std::string_view name = table.substr(off, *string_end(table, off) - 1 - off);
+          auto [it, fresh] = placed.try_emplace(name, static_cast<std::uint32_t>(b.size()));
+          if (fresh) append_string(b, name);
           out_sh[i].sh_name = it->second;
         }
         modified[st] = std::move(b);
