@@ -34,9 +34,11 @@ class Layout {
     if (b.size() != pieces_[piece].len) throw std::logic_error("object layout: filled piece changed size");
     pieces_[piece].data = std::move(b);
   }
-  void pad_to(std::uint64_t align) {
-    const std::uint64_t target = align_to(size_, align);
-    if (target > size_) add({nullptr, 0, target - size_, std::vector<std::byte>(target - size_)});
+  void pad_to(std::uint64_t align) { pad_to_remainder(align, 0); }
+  // Pads to the next offset that is `remainder` modulo `align` (a power of two).
+  void pad_to_remainder(std::uint64_t align, std::uint64_t remainder) {
+    const std::uint64_t gap = (remainder - size_) & (align - 1);
+    if (gap != 0) add({nullptr, 0, gap, std::vector<std::byte>(gap)});
   }
 
   void write(OutputFile& out) const {
@@ -604,10 +606,14 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
   l.copy(in, sizeof(Ehdr), fixed_end - sizeof(Ehdr));
   for (std::size_t i : order) {
     if (fixed[i]) continue;
+    // Each section goes to the next offset with the same remainder modulo its
+    // alignment as before: as aligned as it was, and where an assembler that
+    // packed the file in this order put it (LLVM's assembler aligns SHT_NOBITS
+    // offsets but leaves SHF_COMPRESSED data unaligned), so that an unchanged
+    // prefix of the file keeps its offsets.
     const std::uint64_t a = sh[i].sh_addralign;
     const std::uint64_t align = std::has_single_bit(a) && a <= 0x10000 ? a : 1;
-    // SHT_NOBITS sections are aligned too, as LLVM's assembler does.
-    l.pad_to(align);
+    l.pad_to_remainder(align, sh[i].sh_offset % align);
     if (!f.has_data(i)) {
       out_sh[i].sh_offset = l.size();
       continue;
