@@ -157,7 +157,8 @@ TEST_CASE("added sections match llvm-objcopy's (ELF)") {
   const auto fat = add(mem("h.o", vec(fixtures::host_x86_64_elf)), three_bundles("x86_64-unknown-linux-gnu"));
   check_same_sections(fat, vec(fixtures::llvm_fat_x86_64_elf));
   const auto f = ElfFile<E64>::parse(fat, "fat.o");
-  const auto l = ElfFile<E64>::parse(vec(fixtures::llvm_fat_x86_64_elf), "llvm.o");
+  const auto llvm = vec(fixtures::llvm_fat_x86_64_elf);  // the parsed views point into their bytes
+  const auto l = ElfFile<E64>::parse(llvm, "llvm.o");
   for (std::size_t i = 14; i < 17; ++i) {
     CHECK(f.shdrs[i].sh_type == l.shdrs[i].sh_type);
     CHECK(f.shdrs[i].sh_flags == l.shdrs[i].sh_flags);
@@ -195,7 +196,8 @@ TEST_CASE("stripping renumbers sections and symbols like llvm-objcopy") {
   // symbol indices after them.
   const auto got = strip(mem("r.o", vec(fixtures::relinked_fat_elf)));
   const auto g = ElfFile<E64>::parse(got, "got");
-  const auto w = ElfFile<E64>::parse(vec(fixtures::relinked_llvm_stripped_elf), "want");
+  const auto want = vec(fixtures::relinked_llvm_stripped_elf);
+  const auto w = ElfFile<E64>::parse(want, "want");
   REQUIRE(g.shdrs.size() == w.shdrs.size());
   for (std::size_t i = 0; i < g.shdrs.size(); ++i) {
     CAPTURE(g.names[i]);
@@ -224,7 +226,8 @@ TEST_CASE("stripping COFF renumbers symbols like llvm-objcopy") {
   const auto host = vec(fixtures::host_x86_64_coff);
   const auto got = strip(mem("h.obj", host), [](std::string_view n) { return n == ".llvm_addrsig"; });
   const auto g = CoffFile::parse(got, "got");
-  const auto w = CoffFile::parse(vec(fixtures::llvm_no_addrsig_x86_64_coff), "want");
+  const auto wb = vec(fixtures::llvm_no_addrsig_x86_64_coff);
+  const auto w = CoffFile::parse(wb, "want");
   REQUIRE(g.sections.size() == w.sections.size());
   CHECK(g.symbol_count == w.symbol_count);
   for (std::size_t i = 0; i < g.sections.size(); ++i) {
@@ -232,10 +235,9 @@ TEST_CASE("stripping COFF renumbers symbols like llvm-objcopy") {
     const std::uint64_t n = g.relocation_count(i);
     REQUIRE(n == w.relocation_count(i));
     CHECK(equal(Bytes(got).subspan(g.sections[i].PointerToRelocations, n * 10),
-                Bytes(vec(fixtures::llvm_no_addrsig_x86_64_coff)).subspan(w.sections[i].PointerToRelocations, n * 10)));
+                Bytes(wb).subspan(w.sections[i].PointerToRelocations, n * 10)));
   }
   // symbol records without their names (LLVM rebuilds the string table)
-  const auto wb = vec(fixtures::llvm_no_addrsig_x86_64_coff);
   for (std::uint32_t j = 0; j < g.symbol_count; ++j) {
     const std::size_t go = g.symbol_table_offset + j * 18, wo = w.symbol_table_offset + j * 18;
     const bool long_name = load_le<std::uint32_t>(got.data() + go) == 0;
