@@ -751,8 +751,8 @@ void coff_add(const InputFile& host, const CoffFile& f, std::span<const AddedSec
     if (size > 0xffffffffu) fail_at({f.file}, "section {} of 0x{:x} bytes exceeds the 4 GiB limit of COFF", secs[k].name, size);
     s.SizeOfRawData = static_cast<std::uint32_t>(size);
     s.PointerToRawData = static_cast<std::uint32_t>(size == 0 ? 0 : l.size());
-    s.Characteristics = coff::IMAGE_SCN_CNT_INITIALIZED_DATA | coff::IMAGE_SCN_ALIGN_1BYTES |
-                        coff::IMAGE_SCN_LNK_REMOVE | coff::IMAGE_SCN_MEM_READ;
+    // What llvm-objcopy --set-section-flags=readonly,exclude gives: 0x40000800.
+    s.Characteristics = coff::IMAGE_SCN_LNK_REMOVE | coff::IMAGE_SCN_MEM_READ;
     check_coff_limits(f, nsec, l.size() + size);
     place_payload(l, secs[k]);
     append_struct(hdr, s);

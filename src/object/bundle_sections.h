@@ -22,8 +22,8 @@ struct AddedSection {
 // Writes `host` with `sections` appended, like
 //   llvm-objcopy --add-section=N=F --set-section-flags=N=readonly,exclude
 // ELF: SHT_PROGBITS, SHF_EXCLUDE (no SHF_ALLOC/SHF_WRITE), alignment 1.
-// COFF: IMAGE_SCN_CNT_INITIALIZED_DATA | IMAGE_SCN_ALIGN_1BYTES |
-// IMAGE_SCN_LNK_REMOVE | IMAGE_SCN_MEM_READ, long names as "/<offset>".
+// COFF: IMAGE_SCN_LNK_REMOVE | IMAGE_SCN_MEM_READ (0x40000800, as
+// llvm-objcopy writes them), long names as "/<offset>".
 // The host's bytes are kept as they are; only its headers change.
 void write_with_added_sections(const InputFile& host, std::span<const AddedSection> sections, OutputFile& out);
 
