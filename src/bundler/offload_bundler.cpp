@@ -1,6 +1,10 @@
 #include "bundler/offload_bundler.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -63,6 +67,31 @@ struct OpenedBundle {
   std::vector<BundleEntry> entries;
 };
 
+// Decompressed bundles up to this size are kept in memory; larger ones go to a
+// scratch file so that unbundling stays within a flat memory budget.
+constexpr std::uint64_t kInMemoryLimit = 64u << 20;
+
+// An unlinked read-write file in the folder of the first output (so that
+// copy_file_range can work within one file system), or in $TMPDIR.
+int scratch_file(const Config& config) {
+  std::string dir;
+  if (!config.outputs.empty() && config.outputs[0] != "-") {
+    auto slash = config.outputs[0].find_last_of('/');
+    dir = slash == std::string::npos ? "." : config.outputs[0].substr(0, slash + 1);
+  } else {
+    const char* tmp = std::getenv("TMPDIR");
+    dir = tmp && *tmp ? tmp : "/tmp";
+  }
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {  // file systems without O_TMPFILE: create and unlink at once
+    std::string pattern = dir + "/.offloadtool-scratch.XXXXXX";
+    fd = ::mkostemp(pattern.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(pattern.c_str());
+  }
+  if (fd < 0) throw Error({}, fmt::format("'{}': cannot create a scratch file: {}", dir, errno_text(errno)));
+  return fd;
+}
+
 std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::shared_ptr<InputFile> in) {
   Bytes data = in->bytes();
   // LLVM 19 treats anything shorter than the v1 header as uncompressed.
@@ -79,8 +108,30 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
   formats::CcobHeader h = formats::read_ccob_header(data, in->path());
   Bytes payload = formats::ccob_payload(data, h);
   std::vector<std::byte> plain;
+  std::shared_ptr<InputFile> spilled;
+  Md5 md5;
   try {
-    plain = compress::decompress(h.method, payload, h.uncompressed_size);
+    if (h.uncompressed_size <= kInMemoryLimit) {
+      plain = compress::decompress(h.method, payload, h.uncompressed_size);
+      md5.update(plain);
+    } else {
+      // A large bundle is decompressed into an unlinked file beside the outputs
+      // and mapped: memory stays flat, payloads still leave by copy_file_range.
+      int fd = scratch_file(config);
+      spilled = InputFile::from_fd(in->path(), fd);  // owns fd; mapped again below
+      auto write_all = [&](Bytes b) {
+        md5.update(b);
+        for (std::size_t done = 0; done < b.size();) {
+          ssize_t n = ::write(fd, b.data() + done, b.size() - done);
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0) throw Error({}, fmt::format("cannot write the decompressed bundle: {}", errno_text(errno)));
+          done += static_cast<std::size_t>(n);
+        }
+      };
+      compress::decompress_stream(h.method, payload, h.uncompressed_size, write_all, [&](std::uint64_t n) {
+        in->release(h.header_size, n);  // the compressed bytes read so far leave memory
+      });
+    }
   } catch (const Error& e) {
     // LLVM 19 feeds everything after the header to the decompressor; we stop at
     // the header's total size, so when that differs the failure is ours to explain.
@@ -89,23 +140,23 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
               *h.total_size, data.size(), e.message());
     fail_llvm("Failed to decompress input: Could not decompress embedded file contents: {}", e.message());
   }
+  const std::uint64_t plain_size = h.uncompressed_size;
   if (config.verbose && config.err) {
     double secs = std::max(seconds_since(t0), 1e-9);
-    Md5 md5;
-    md5.update(plain);
     std::uint64_t recalculated = md5.truncated();
-    double rate = static_cast<double>(plain.size()) / static_cast<double>(payload.size());
+    double rate = static_cast<double>(plain_size) / static_cast<double>(payload.size());
     std::string text = fmt::format("Compressed bundle format version: {}\n", h.version);
     if (h.total_size) text += fmt::format("Total file size (from header): {} bytes\n", with_commas(*h.total_size));
     text += fmt::format(
         "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n"
         "Compression rate: {:.2f}\nCompression ratio: {:.2f}%\nDecompression speed: {:.2f} MB/s\n"
         "Stored hash: 0x{:014x}\nRecalculated hash: 0x{:014x}\nHashes match: {}\n",
-        compress::method_name(h.method), with_commas(payload.size()), with_commas(plain.size()), rate,
-        100.0 / rate, static_cast<double>(plain.size()) / (1024.0 * 1024.0) / secs, h.hash,
+        compress::method_name(h.method), with_commas(payload.size()), with_commas(plain_size), rate,
+        100.0 / rate, static_cast<double>(plain_size) / (1024.0 * 1024.0) / secs, h.hash,
         recalculated, h.hash == recalculated ? "Yes" : "No");
     config.err(text);
   }
+  if (spilled) return InputFile::from_fd(in->path(), ::dup(spilled->fd()));  // map the now complete file
   return InputFile::from_memory(in->path(), std::move(plain));
 }
 

@@ -3,7 +3,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <limits>
+#include <memory>
 
 namespace ot::compress {
 
@@ -113,6 +115,62 @@ void Compressor::finish() {
     impl_->zstd_run({}, ZSTD_e_end);
   else
     impl_->zlib_run({}, Z_FINISH);
+}
+
+void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink& sink,
+                       const std::function<void(std::uint64_t)>& consumed) {
+  if (size > max_decompressed_size(method, src.size()))
+    fail("", "declared uncompressed size 0x{:x} is more than 0x{:x} compressed bytes can hold", size, src.size());
+  std::vector<std::byte> buf(4u << 20);
+  std::uint64_t produced = 0;
+  auto deliver = [&](std::size_t n) {
+    if (n == 0) return;
+    if (produced + n > size) fail("", "Destination buffer is too small");
+    produced += n;
+    sink(Bytes(buf.data(), n));
+  };
+  if (method == Method::Zstd) {
+    std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dc(ZSTD_createDCtx(), ZSTD_freeDCtx);
+    if (!dc) throw std::bad_alloc();
+    ZSTD_inBuffer in{src.data(), src.size(), 0};
+    std::size_t rc = 1;
+    while (rc != 0) {
+      ZSTD_outBuffer out{buf.data(), buf.size(), 0};
+      rc = ZSTD_decompressStream(dc.get(), &out, &in);
+      if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
+      deliver(out.pos);
+      if (consumed) consumed(in.pos);
+      if (rc != 0 && in.pos == in.size && out.pos < out.size) fail("", "Src size is incorrect");  // truncated frame
+    }
+    if (in.pos != in.size) fail("", "Src size is incorrect");  // data after the frame
+  } else {
+    z_stream zs{};
+    if (inflateInit(&zs) != Z_OK) fail("", "{}", zlib_error_text(Z_MEM_ERROR));
+    std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, inflateEnd);
+    std::size_t in_off = 0;
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+      if (zs.avail_in == 0 && in_off < src.size()) {
+        std::size_t n = std::min<std::size_t>(src.size() - in_off, 1u << 30);
+        zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(src.data() + in_off));
+        zs.avail_in = static_cast<uInt>(n);
+        in_off += n;
+      }
+      zs.next_out = reinterpret_cast<Bytef*>(buf.data());
+      zs.avail_out = static_cast<uInt>(buf.size());
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR) fail("", "{}", zlib_error_text(Z_DATA_ERROR));
+      if (rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR) fail("", "{}", zlib_error_text(rc));
+      std::size_t got = buf.size() - zs.avail_out;
+      if (consumed) consumed(in_off - zs.avail_in);
+      if (produced + got > size) fail("", "{}", zlib_error_text(Z_BUF_ERROR));
+      deliver(got);
+      if (rc == Z_BUF_ERROR || (rc == Z_OK && got == 0 && zs.avail_in == 0 && in_off == src.size()))
+        fail("", "{}", zlib_error_text(Z_DATA_ERROR));  // the stream ends early, as uncompress() says
+    }
+  }
+  if (produced != size)
+    fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, produced);
 }
 
 std::vector<std::byte> compress_all(const Params& params, Bytes data) {

@@ -56,6 +56,12 @@ std::vector<std::byte> compress_all(const Params& params, Bytes data);
 // compressed data cannot possibly hold is rejected before anything is allocated.
 std::vector<std::byte> decompress(Method method, Bytes src, std::uint64_t size);
 
+// The same as decompress(), handing the output to `sink` in pieces of at most
+// a few MiB, so that memory stays bounded whatever `size` is.
+// `consumed(n)` reports that the first n bytes of `src` are no longer needed.
+void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink& sink,
+                       const std::function<void(std::uint64_t)>& consumed = {});
+
 // The largest output `compressed_size` bytes of this method can decode to.
 std::uint64_t max_decompressed_size(Method method, std::uint64_t compressed_size);
 

@@ -74,6 +74,22 @@ std::shared_ptr<InputFile> InputFile::open(const std::string& path) {
   return f;
 }
 
+std::shared_ptr<InputFile> InputFile::from_fd(std::string name, int fd) {
+  std::shared_ptr<InputFile> f(new InputFile());
+  f->path_ = std::move(name);
+  f->fd_ = fd;
+  struct stat st{};
+  if (fstat(fd, &st) != 0) throw_open(f->path_, errno);
+  f->size_ = static_cast<std::uint64_t>(st.st_size);
+  if (f->size_ > 0) {
+    void* p = mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) throw_open(f->path_, errno);
+    f->data_ = static_cast<const std::byte*>(p);
+    f->mapped_ = true;
+  }
+  return f;
+}
+
 std::shared_ptr<InputFile> InputFile::from_memory(std::string name, std::vector<std::byte> data) {
   std::shared_ptr<InputFile> f(new InputFile());
   f->path_ = std::move(name);

@@ -20,6 +20,8 @@ class InputFile {
   static std::shared_ptr<InputFile> open(const std::string& path);
   // An in-memory input (decompressed data, unit tests).
   static std::shared_ptr<InputFile> from_memory(std::string name, std::vector<std::byte> data);
+  // Map an open regular file (taking ownership of `fd`), shown as `name`.
+  static std::shared_ptr<InputFile> from_fd(std::string name, int fd);
 
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;

@@ -937,6 +937,21 @@ def large_compression_case():
                     ha, hb = fa.read(24), fb.read(24)
                 problem = 'compressed bundles differ: LLVM %d bytes (header %s), offloadtool %d bytes (header %s)' % (
                     os.path.getsize(a), ha.hex(), os.path.getsize(b), hb.hex())
+        if problem is None:
+            # Unbundling it: over offloadtool's in-memory limit (64 MiB), so it decompresses
+            # through a scratch file; the images must equal LLVM's and nothing may be left.
+            unbundle = ['-type=o', '-unbundle', targets, '-input=fat'] + ['-output=u%d' % i for i in range(5)]
+            res = [w.run({'argv': unbundle}) for w in works]
+            if [r[0] for r in res] != [0, 0]:
+                problem = 'unbundling failed: %r' % ([r[2] for r in res],)
+            else:
+                for i in range(5):
+                    a, b = (os.path.join(w.case, 'u%d' % i) for w in works)
+                    if not filecmp.cmp(a, b, shallow=False):
+                        problem = 'unbundled u%d differs' % i
+                leftovers = [f for f in os.listdir(works[1].case) if 'scratch' in f or f.startswith('.')]
+                if leftovers:
+                    problem = 'offloadtool left %s' % leftovers
         for w in works:
             w.cleanup()
         shutil.rmtree(src, ignore_errors=True)

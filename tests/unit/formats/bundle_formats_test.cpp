@@ -181,3 +181,30 @@ TEST_CASE("one-shot zstd equals LLVM 19's CCOB payload") {
   auto body = compress::compress_all(params, plain);
   CHECK(std::vector<std::byte>(expected.begin() + 24, expected.end()) == body);
 }
+
+TEST_CASE("streamed decompression gives the one-shot bytes and the same verdicts") {
+  auto expected = golden("19-hip2-compressed.bc");
+  auto h = formats::read_ccob_header(expected, "c.bc");
+  auto payload = formats::ccob_payload(expected, h);
+  std::vector<std::byte> got;
+  std::uint64_t consumed = 0;
+  compress::decompress_stream(
+      h.method, payload, h.uncompressed_size, [&](Bytes b) { got.insert(got.end(), b.begin(), b.end()); },
+      [&](std::uint64_t n) { consumed = n; });
+  CHECK(got == golden("19-hip2.bc"));
+  CHECK(consumed == payload.size());
+  auto sink = [](Bytes) {};
+  CHECK_THROWS_WITH_AS(compress::decompress_stream(h.method, payload, h.uncompressed_size - 1, sink),
+                       "Destination buffer is too small", Error);
+  CHECK_THROWS_WITH_AS(compress::decompress_stream(h.method, payload.first(payload.size() - 4), h.uncompressed_size, sink),
+                       "Src size is incorrect", Error);
+  compress::Params zp;
+  zp.method = compress::Method::Zlib;
+  auto plain = golden("19-mixed.bc");
+  auto z = compress::compress_all(zp, plain);
+  got.clear();
+  compress::decompress_stream(compress::Method::Zlib, z, plain.size(), [&](Bytes b) { got.insert(got.end(), b.begin(), b.end()); });
+  CHECK(got == plain);
+  CHECK_THROWS_WITH_AS(compress::decompress_stream(compress::Method::Zlib, Bytes(z).first(z.size() - 10), plain.size(), sink),
+                       "zlib error: Z_DATA_ERROR", Error);
+}
