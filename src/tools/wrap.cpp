@@ -5,6 +5,7 @@
 
 #include "cli/diagnostics.h"
 #include "cli/run.h"
+#include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 #include "wrap/wrap.h"
 
@@ -24,6 +25,7 @@ int run_wrap(const cli::Invocation& inv) {
       "          here, 4096-aligned), registered with __hipRegisterFatBinary.\n"
       "Hosts: x86_64 (ELF; COFF for *-windows-msvc and *-windows-gnu), aarch64 and powerpc64le (ELF)."};
   app.name(inv.prog);
+  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
   std::string kind = "openmp", triple, output, scheme = "llvm19", entries = "llvm19";
   std::vector<std::string> images, archs;
   app.add_option("--kind", kind, "offload kind: openmp, cuda or hip (default openmp)")
@@ -46,17 +48,7 @@ int run_wrap(const cli::Invocation& inv) {
   app.add_option("-o,--output", output, "output object file")->required();
   app.add_option("images", images, "device images (OpenMP), or the fat binary (CUDA, HIP)")->required();
 
-  std::vector<std::string> args(inv.args.rbegin(), inv.args.rend());  // CLI11 parses a reversed vector
-  try {
-    app.parse(args);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    cli::print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));
-    return 1;
-  }
-  return cli::run_guarded(inv.prog, [&] {
+  return run_native(app, inv, [&] {
     wrap::Options o;
     o.kind = wrap::parse_kind(kind);
     o.triple = triple;
