@@ -54,7 +54,8 @@ int run_native(CLI::App& app, const cli::Invocation& inv, const std::function<in
   try {
     app.parse(args);
   } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
+    const auto subs = app.get_subcommands();  // `applet sub --help` shows the subcommand's help
+    std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
     return 0;
   } catch (const CLI::CallForVersion&) {
     std::fputs("offloadtool version " OT_VERSION "\n", stdout);

@@ -41,6 +41,7 @@
 #include "cli/run.h"
 #include "packager/packager.h"
 #include "support/mapped_file.h"
+#include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
@@ -172,22 +173,7 @@ int run_package(const cli::Invocation& inv) {
       ->required();
   list->add_flag("--json", as_json, "machine-readable output (schema offloadtool.package.list, version 1)");
 
-  std::vector<std::string> args(inv.args.rbegin(), inv.args.rend());  // CLI11 parses a reversed vector
-  try {
-    app.parse(args);
-  } catch (const CLI::CallForHelp&) {
-    const auto subs = app.get_subcommands();
-    std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
-    return 0;
-  } catch (const CLI::CallForVersion&) {
-    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    cli::print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));
-    return 1;
-  }
-
-  return cli::run_guarded(inv.prog, [&] {
+  return run_native(app, inv, [&] {
     if (create->parsed()) {
       packager::create_package(parse_images(image_texts, true), output, packager::Diagnostics::Native);
     } else if (extract->parsed()) {
