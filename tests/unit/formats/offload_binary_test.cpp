@@ -203,8 +203,9 @@ TEST_CASE("reader: binaries follow each other by their size, with a base offset"
   REQUIRE(bins.size() == 2);
   CHECK(bins[1].offset == 0x98);
   CHECK(bins[1].entries[0].image_offset == 0x98 + 0x90);
-  two.resize(two.size() - 8);
-  CHECK_THROWS_WITH_AS(read_offload_binaries(two, "s.o", 0x1000),
+  REQUIRE(two.size() > 8);
+  const std::vector<std::byte> cut(two.begin(), two.end() - 8);  // (resize() trips a GCC 12 -O2 false warning)
+  CHECK_THROWS_WITH_AS(read_offload_binaries(cut, "s.o", 0x1000),
                        "s.o: offload binary size 0x98 extends past the end of the data (0x90 bytes left), at offset "
                        "0x10a0",
                        ot::Error);
