@@ -25,8 +25,7 @@ std::string temp_pattern(const std::string& path) {
 
 }  // namespace
 
-void OutputFile::fail_io(const char* what, int e) const {
-  (void)what;
+void OutputFile::fail_io(int e) const {
   throw Error({}, open_error_text(path_, e));
 }
 
@@ -38,10 +37,10 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   }
   struct stat st{};
   if (::stat(path_.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) fail_io("open", EISDIR);
+    if (S_ISDIR(st.st_mode)) fail_io(EISDIR);
     if (!S_ISREG(st.st_mode)) {  // /dev/null, a FIFO: write in place
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd_ < 0) fail_io("open", errno);
+      if (fd_ < 0) fail_io(errno);
       return;
     }
   }
@@ -49,7 +48,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
   if (fd_ < 0) {
     temp_.clear();
-    fail_io("create", errno);
+    fail_io(errno);
   }
   signals::register_temp(temp_.c_str());
   // mkstemp creates 0600; give the file the mode a plain creat() would.
@@ -84,7 +83,7 @@ void OutputFile::raw_write(const std::byte* p, std::size_t n) {
     ssize_t w = ::write(fd_, p, std::min<std::size_t>(n, 1u << 30));
     if (w < 0) {
       if (errno == EINTR) continue;
-      fail_io("write", errno);
+      fail_io(errno);
     }
     p += w;
     n -= static_cast<std::size_t>(w);
@@ -152,7 +151,7 @@ void OutputFile::finish() {
   if (owns_fd_ && fd_ >= 0) {
     int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) fail_io("close", errno);
+    if (::close(fd) != 0) fail_io(errno);
   }
 }
 
@@ -161,7 +160,7 @@ void OutputFile::rename_into_place() {
     committed_ = true;
     return;
   }
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail_io("rename", errno);
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail_io(errno);
   committed_ = true;
   signals::unregister_temp(temp_.c_str());
   temp_.clear();

@@ -42,7 +42,7 @@ class OutputFile {
   void finish();   // flush + close; throws
   void rename_into_place();
   void raw_write(const std::byte* p, std::size_t n);
-  [[noreturn]] void fail_io(const char* what, int e) const;
+  [[noreturn]] void fail_io(int e) const;
 
   std::string path_;
   std::string temp_;     // empty when writing in place (stdout, devices)

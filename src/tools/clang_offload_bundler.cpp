@@ -102,7 +102,7 @@ int run_clang_offload_bundler(const cli::Invocation& inv) {
     c.allow_missing_bundles = p.flag("allow-missing-bundles");
     c.hip_openmp_compatible = p.flag("hip-openmp-compatible");
     c.print_commands = p.flag("###");
-    c.objcopy_path = objcopy_for_display(inv.argv0);
+    if (c.print_commands) c.objcopy_path = objcopy_for_display(inv.argv0);  // only -### shows it
     if (p.given("bundle-align")) c.bundle_align = *p.uint_value("bundle-align");
     // LLVM divides by zero here; an alignment of 0 is refused instead.
     if (c.bundle_align == 0) fail_llvm("invalid -bundle-align value 0: the alignment must be at least 1");
