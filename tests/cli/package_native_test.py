@@ -15,65 +15,16 @@ import subprocess
 import sys
 import tempfile
 
-OT = os.environ.get('OFFLOADTOOL')
-SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
-GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
-LLVM_MC = '/usr/lib/llvm-19/bin/llvm-mc'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import native_cases  # noqa: E402
+from native_cases import OT, check, expect, golden  # noqa: E402
+
+LLVM_MC = native_cases.LLVM_BIN + '/llvm-mc'
 E = 'offloadtool package: error: '
 
-passed = failed = 0
 
-
-def check(name, ok, detail=''):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print('FAIL', name)
-        if detail:
-            print('    ' + str(detail)[:2000])
-
-
-def golden(name):
-    with open(os.path.join(GOLDEN, name), 'rb') as f:
-        return f.read()
-
-
-class Case:
-    def __init__(self, root, files):
-        self.dir = tempfile.mkdtemp(dir=root)
-        for n, data in files.items():
-            p = os.path.join(self.dir, n)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, 'wb') as f:
-                f.write(data)
-        self.before = set(files)
-
-    def run(self, *args, stdin=b''):
-        r = subprocess.run([OT, 'package'] + list(args), cwd=self.dir, input=stdin, capture_output=True)
-        return r.returncode, r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
-
-    def files(self):
-        out = {}
-        for dirpath, _, names in os.walk(self.dir):
-            for n in names:
-                p = os.path.join(dirpath, n)
-                with open(p, 'rb') as f:
-                    out[os.path.relpath(p, self.dir)] = f.read()
-        return out
-
-    def new_files(self):
-        return sorted(set(self.files()) - self.before)
-
-
-def expect(name, case, args, rc, out=None, err='', files=None, stdin=b''):
-    got = case.run(*args, stdin=stdin)
-    ok = got[0] == rc and (out is None or got[1] == out) and got[2] == err
-    if files is not None:
-        ok = ok and case.new_files() == sorted(files)
-    check(name, ok, 'got rc=%d\n--- stdout\n%s--- stderr\n%s--- new files %s' % (got[0], got[1], got[2], case.new_files()))
-    return got
+def Case(root, files):
+    return native_cases.Case(root, 'package', files)
 
 
 def main():
@@ -86,8 +37,7 @@ def main():
         run_cases(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return native_cases.summary()
 
 
 def run_cases(root):
