@@ -12,6 +12,7 @@
 #include <set>
 
 #include "formats/bundle_binary.h"
+#include "formats/bundle_sequence.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
 #include "object/bundle_sections.h"
@@ -60,9 +61,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A bundle input after decompression, with its entries in file order.
+// A bundle input after decompression, with its entries in file order. The
+// bundle is file->bytes() from `base` on: one of several concatenated bundles
+// starts inside the file, a decompressed one is a file of its own.
 struct OpenedBundle {
+  std::shared_ptr<InputFile> input;  // the file as read
   std::shared_ptr<InputFile> file;
+  std::uint64_t base = 0;
   Handler handler = Handler::Binary;
   std::vector<BundleEntry> entries;
 };
@@ -92,8 +97,11 @@ int scratch_file(const Config& config) {
   return fd;
 }
 
-std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::shared_ptr<InputFile> in) {
-  Bytes data = in->bytes();
+// The bundle at `base` of `in`, `size` bytes, decompressed if it is a CCOB
+// (then a file of its own, else `in` itself).
+std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::shared_ptr<InputFile> in, std::uint64_t base,
+                                                std::uint64_t size) {
+  Bytes data = in->bytes().subspan(base, size);
   // LLVM 19 treats anything shorter than the v1 header as uncompressed.
   if (data.size() < 20 || !formats::has_ccob_magic(data)) {
     if (config.verbose && data.size() >= 20 && config.err) config.err("Uncompressed bundle.\n");
@@ -105,7 +113,12 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
   if (version >= 2 && data.size() < formats::ccob_header_size(version))
     fail_llvm("Failed to decompress input: Compressed bundle header size too small");
   if (method > 1) fail_llvm("Failed to decompress input: Unknown compressing method");
-  formats::CcobHeader h = formats::read_ccob_header(data, in->path());
+  formats::CcobHeader h;
+  try {
+    h = formats::read_ccob_header(data, in->path());
+  } catch (const Error& e) {
+    throw Error({e.file(), e.offset() ? std::optional(*e.offset() + base) : std::nullopt}, e.message());
+  }
   Bytes payload = formats::ccob_payload(data, h);
   std::vector<std::byte> plain;
   std::shared_ptr<InputFile> spilled;
@@ -129,14 +142,14 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
         }
       };
       compress::decompress_stream(h.method, payload, h.uncompressed_size, write_all, [&](std::uint64_t n) {
-        in->release(h.header_size, n);  // the compressed bytes read so far leave memory
+        in->release(base + h.header_size, n);  // the compressed bytes read so far leave memory
       });
     }
   } catch (const Error& e) {
     // LLVM 19 feeds everything after the header to the decompressor; we stop at
     // the header's total size, so when that differs the failure is ours to explain.
     if (h.total_size && *h.total_size != data.size())
-      fail_at({in->path(), 8}, "compressed bundle of total size 0x{:x} (the file has 0x{:x} bytes) does not decompress: {}",
+      fail_at({in->path(), base + 8}, "compressed bundle of total size 0x{:x} (the file has 0x{:x} bytes) does not decompress: {}",
               *h.total_size, data.size(), e.message());
     fail_llvm("Failed to decompress input: Could not decompress embedded file contents: {}", e.message());
   }
@@ -160,10 +173,14 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
   return InputFile::from_memory(in->path(), std::move(plain));
 }
 
-OpenedBundle open_bundle(const Config& config, const std::string& path) {
+OpenedBundle open_bundle(const Config& config, const std::shared_ptr<InputFile>& in, std::uint64_t base,
+                         std::uint64_t size) {
+  const std::string& path = in->path();
   OpenedBundle b;
-  b.file = decompress_if_needed(config, InputFile::open(path));
-  Bytes data = b.file->bytes();
+  b.input = in;
+  b.file = decompress_if_needed(config, in, base, size);
+  if (b.file == in) b.base = base;
+  Bytes data = b.file->bytes().subspan(b.base, b.file == in ? size : b.file->size());
   b.handler = handler_for(config.type, data);
   switch (b.handler) {
     case Handler::Text:
@@ -182,9 +199,22 @@ OpenedBundle open_bundle(const Config& config, const std::string& path) {
   return b;
 }
 
+// The input's bundles: one, or with config.concatenated every bundle of a
+// sequence (formats::split_bundles).
+std::vector<OpenedBundle> open_bundles(const Config& config, const std::string& path) {
+  std::shared_ptr<InputFile> in = InputFile::open(path);
+  std::vector<formats::BundleSpan> spans;
+  if (config.concatenated && handler_for(config.type, in->bytes()) == Handler::Binary)
+    spans = formats::split_bundles(in->bytes(), path);
+  if (spans.size() <= 1) return {open_bundle(config, in, 0, in->size())};
+  std::vector<OpenedBundle> bundles;
+  for (const formats::BundleSpan& s : spans) bundles.push_back(open_bundle(config, in, s.offset, s.size));
+  return bundles;
+}
+
 // The host bundle of an object: the single zero byte marks it.
 bool is_host_marker(const OpenedBundle& b, const BundleEntry& e) {
-  return b.handler == Handler::Object && e.size == 1 && b.file->bytes()[e.offset] == std::byte{0};
+  return b.handler == Handler::Object && e.size == 1 && b.file->bytes()[b.base + e.offset] == std::byte{0};
 }
 
 std::string quoted_command(const std::string& program, const std::vector<std::string>& args) {
@@ -439,7 +469,7 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
 }
 
 void unbundle(const Config& config, const std::vector<BundleId>& targets) {
-  OpenedBundle b = open_bundle(config, config.inputs[0]);
+  std::vector<OpenedBundle> bundles = open_bundles(config, config.inputs[0]);
 
   // The worklist: requested targets in llvm::StringMap order (that is the order
   // LLVM tries them in for each bundle).
@@ -463,34 +493,36 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
     return *outs[i];
   };
 
-  // LLVM keeps binary-bundle entries in a StringMap and offers them to the
-  // worklist in its order; text and object entries come in file order.
-  std::vector<std::size_t> entry_order(b.entries.size());
-  for (std::size_t i = 0; i < entry_order.size(); ++i) entry_order[i] = i;
-  if (b.handler == Handler::Binary) {
-    std::vector<std::string> ids;
-    for (const BundleEntry& e : b.entries) ids.push_back(e.id);
-    entry_order = stringmap_order(ids);
-  }
-  for (std::size_t entry_index : entry_order) {
-    const BundleEntry& e = b.entries[entry_index];
-    if (remaining == 0) break;
-    BundleId code_object(e.id);
-    std::optional<std::size_t> match;
-    for (std::size_t i : order) {
-      if (pending[i] && target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible)) {
-        match = i;
-        break;
-      }
+  for (const OpenedBundle& b : bundles) {
+    // LLVM keeps binary-bundle entries in a StringMap and offers them to the
+    // worklist in its order; text and object entries come in file order.
+    std::vector<std::size_t> entry_order(b.entries.size());
+    for (std::size_t i = 0; i < entry_order.size(); ++i) entry_order[i] = i;
+    if (b.handler == Handler::Binary) {
+      std::vector<std::string> ids;
+      for (const BundleEntry& e : b.entries) ids.push_back(e.id);
+      entry_order = stringmap_order(ids);
     }
-    if (!match) continue;
-    OutputFile& out = output_for(*match);
-    if (is_host_marker(b, e))
-      write_stripped_host(config, b, out);
-    else
-      out.copy_from(*b.file, e.offset, e.size);
-    pending[*match] = false;
-    --remaining;
+    for (std::size_t entry_index : entry_order) {
+      const BundleEntry& e = b.entries[entry_index];
+      if (remaining == 0) break;
+      BundleId code_object(e.id);
+      std::optional<std::size_t> match;
+      for (std::size_t i : order) {
+        if (pending[i] && target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible)) {
+          match = i;
+          break;
+        }
+      }
+      if (!match) continue;
+      OutputFile& out = output_for(*match);
+      if (is_host_marker(b, e))
+        write_stripped_host(config, b, out);
+      else
+        out.copy_from(*b.file, b.base + e.offset, e.size);
+      pending[*match] = false;
+      --remaining;
+    }
   }
 
   if (remaining > 0 && !config.allow_missing_bundles) {
@@ -501,10 +533,12 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
   }
   if (remaining == targets.size()) {
     // Nothing found (only reachable with -allow-missing-bundles): the host
-    // outputs get the input itself, the others are empty.
+    // outputs get the (decompressed) input itself, the others are empty. Of
+    // several concatenated bundles, as newer LLVM, the raw input.
+    const InputFile& whole = bundles.size() == 1 ? *bundles[0].file : *bundles[0].input;
     for (std::size_t i = 0; i < targets.size(); ++i) {
       OutputFile& out = output_for(i);
-      if (targets[i].is_host()) out.copy_from(*b.file, 0, b.file->size());
+      if (targets[i].is_host()) out.copy_from(whole, 0, whole.size());
     }
   } else {
     for (std::size_t i = 0; i < targets.size(); ++i)
@@ -517,9 +551,9 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
 }
 
 void list(const Config& config) {
-  OpenedBundle b = open_bundle(config, config.inputs[0]);
   std::string text;
-  for (const BundleEntry& e : b.entries) text += e.id + "\n";
+  for (const OpenedBundle& b : open_bundles(config, config.inputs[0]))
+    for (const BundleEntry& e : b.entries) text += e.id + "\n";
   if (config.out) config.out(text);
 }
 

@@ -29,6 +29,11 @@ struct Config {
   compress::Params compression;      // method, level, long distance, threads
   std::uint16_t ccob_version = 2;
   bool verbose = false;
+  // The input may hold several bundles or CCOBs one after another (a linked
+  // .hip_fatbin section), read as newer LLVM does: unbundling drains the
+  // requested targets across them, listing lists them all. LLVM 19 reads only
+  // the first, so its personality leaves this off.
+  bool concatenated = false;
   // Where text goes: `out` = standard output (list), `err` = diagnostics
   // (verbose statistics, -### commands). Each call is one or more whole lines.
   std::function<void(std::string_view)> out;

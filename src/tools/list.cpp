@@ -8,7 +8,7 @@
 namespace ot::tools {
 
 int run_list(const cli::Invocation& inv) {
-  CLI::App app{"List the bundle IDs of an offload bundle, in file order."};
+  CLI::App app{"List the bundle IDs of an offload bundle (or of several concatenated ones), in file order."};
   app.name(inv.prog);
   app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
   std::string input, type;

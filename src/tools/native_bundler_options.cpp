@@ -44,6 +44,7 @@ std::string type_from_content(const std::string& path) {
 
 bundler::Config make_config() {
   bundler::Config c;
+  c.concatenated = true;
   c.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
   c.err = [](std::string_view s) { cli::print_raw(s); };
   return c;

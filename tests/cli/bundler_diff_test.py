@@ -1013,6 +1013,13 @@ def decompression_cases():
             return 'expected the first bundle\'s IDs, got %r' % out
         return None
     ours_case('decompress crafted two concatenated ccobs', [['-type=bc', '-list', '-input=c']], {'c': data}, reads_first)
+    # Uncompressed bundles one after another (a linked .hip_fatbin section): the
+    # personality reads the first, exactly as LLVM 19 (the native applets read all).
+    two = FIXTURES['omp.bc'] + b'\0' * 13 + FIXTURES['omp.bc']
+    diff_case('two concatenated uncompressed bundles',
+              [['-type=bc', '-list', '-input=c'],
+               ['-type=bc', '-unbundle', '-targets=' + ','.join(TARGET_SETS['omp']), '-input=c'] +
+               ['-output=u%d' % i for i in range(4)]], {'c': two}, list_sorted=True)
     # a CCOB shorter than 20 bytes is not considered compressed by LLVM 19
     for n in (4, 8, 19):
         diff_case('ccob magic in %d-byte file' % n,

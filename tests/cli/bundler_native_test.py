@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The native `offloadtool bundle`, `list` and `unbundle` applets: bundles
+byte-identical to LLVM 19's clang-offload-bundler for the same inputs, entries
+given back verbatim, and inputs holding several concatenated bundles and CCOBs
+(a linked .hip_fatbin section) read bundle by bundle. Every failing case
+asserts the exact message and that no output or temporary file is left.
+
+Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Prints "N passed, M failed"; exits 1 on failure.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import native_cases  # noqa: E402
+from native_cases import OT, check, expect  # noqa: E402
+
+LLVM_BUNDLER = native_cases.LLVM_BIN + '/clang-offload-bundler'
+HOST = 'host-x86_64-unknown-linux-gnu'
+G906 = 'hip-amdgcn-amd-amdhsa--gfx906'
+G90A = 'hip-amdgcn-amd-amdhsa--gfx90a:xnack+'
+SM70 = 'openmp-nvptx64-nvidia-cuda--sm_70'
+
+
+def llvm_bundle(tmp, name, targets, inputs, *flags):
+    """LLVM 19's bundle of `inputs` (name -> bytes) for `targets`, as bytes."""
+    d = tempfile.mkdtemp(dir=tmp)
+    for n, data in inputs.items():
+        with open(os.path.join(d, n), 'wb') as f:
+            f.write(data)
+    argv = [LLVM_BUNDLER, '-targets=' + ','.join(targets), '-output=' + name] + list(flags)
+    argv += ['-input=' + n for n in inputs]
+    r = subprocess.run(argv, cwd=d, capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError('LLVM 19 bundler failed: %s' % r.stderr.decode())
+    with open(os.path.join(d, name), 'rb') as f:
+        return f.read()
+
+
+def pad(data, align):
+    return data + b'\0' * (-len(data) % align)
+
+
+def bundle_cases(root, tmp, dev):
+    for flags, native in ((['-type=bc'], []), (['-type=bc', '-bundle-align=4096'], ['--align', '4096']),
+                          (['-type=bc', '-compress'], ['--compress']),
+                          (['-type=bc', '-compress', '-compression-level=9'], ['--compress', '--level', '9']),
+                          (['-type=i'], ['--type', 'i'])):
+        ids = [HOST, G906, G90A] if '-type=i' not in flags else [HOST, G906]
+        ins = dict(list(dev.items())[:len(ids)])
+        ref = llvm_bundle(tmp, 'ref.out', ids, ins, *flags)
+        c = native_cases.Case(root, 'bundle', ins)
+        args = [x for i, n in zip(ids, ins) for x in ('-t', '%s=%s' % (i, n))] + ['-o', 'out.bc'] + native
+        expect('bundle %s' % ' '.join(native), c, args, 0, '', files=['out.bc'])
+        check('bundle %s: LLVM 19 bytes' % ' '.join(native), c.files().get('out.bc') == ref)
+
+
+def concatenated_cases(root, tmp, dev):
+    """Three translation units' fat binaries, linked into one section: 4096-aligned, zero-filled gaps."""
+    tu1 = llvm_bundle(tmp, 'a.hipfb', [HOST, G906, G90A], {'h': b'', 'd1': dev['d1'], 'd2': dev['d2']},
+                      '-type=o', '-bundle-align=4096')
+    tu2 = llvm_bundle(tmp, 'b.hipfb', [HOST, G906, SM70], {'h': b'', 'd3': dev['d3'], 'd4': dev['d4']},
+                      '-type=o', '-bundle-align=4096', '-compress')
+    tu3 = llvm_bundle(tmp, 'c.hipfb', [HOST, G90A], {'h': b'', 'd5': dev['d5']}, '-type=o', '-bundle-align=4096')
+    blob = pad(tu1, 4096) + pad(tu2, 4096) + pad(tu3, 4096)
+    files = {'fatbin': blob}
+    c = native_cases.Case(root, 'list', files)
+    expect('list: every bundle of a concatenated blob, in file order', c, ['fatbin'], 0,
+           '\n'.join([HOST + '-', G906, G90A, HOST + '-', G906, SM70, HOST + '-', G90A]) + '\n', files=[])
+
+    # The worklist is drained across the bundles: the first compatible entry wins.
+    c = native_cases.Case(root, 'unbundle', files)
+    expect('unbundle: targets from several bundles', c,
+           ['fatbin', '-t', G906 + '=o906', '-t', SM70 + '=o70'], 0, '', '',
+           files=['o906', 'o70'])
+    got = c.files()
+    check('unbundle: gfx906 from the first bundle', got.get('o906') == dev['d1'])
+    check('unbundle: sm_70 from the compressed second bundle', got.get('o70') == dev['d4'])
+    # gfx90a:xnack+ entries do not serve a plain gfx90a request (LLVM's rules): nothing was written
+    c = native_cases.Case(root, 'unbundle', files)
+    expect('unbundle: a missing target across all bundles', c,
+           ['fatbin', '-t', G906 + '=o906', '-t', 'hip-amdgcn-amd-amdhsa--gfx90a=o90a'], 1, '',
+           "offloadtool unbundle: error: Can't find bundles for hip-amdgcn-amd-amdhsa--gfx90a\n", files=[])
+    c = native_cases.Case(root, 'unbundle', files)
+    expect('unbundle: xnack+ request served by the first bundle', c,
+           ['fatbin', '-t', G90A + '=x'], 0, '', '', files=['x'])
+    check('unbundle: xnack+ bytes', c.files().get('x') == dev['d2'])
+
+    # A bundle followed by bytes that are neither padding nor a bundle.
+    bad = pad(tu1, 4096) + b'\0' * 16 + b'junk' + tu3
+    at = 4096 * ((len(tu1) + 4095) // 4096) + 16
+    for applet, args in (('list', ['bad']), ('unbundle', ['bad', '-t', G906 + '=o'])):
+        c = native_cases.Case(root, applet, {'bad': bad, 'o': b'old'})
+        expect('%s: junk after a bundle' % applet, c, args, 1, '',
+               'offloadtool %s: error: bad: neither an offload bundle nor padding after the bundle ending at 0x%x, '
+               'at offset 0x%x\n' % (applet, len(tu1), at), files=[])
+        check('%s: existing output untouched' % applet, c.files().get('o') == b'old')
+    # A lying CCOB header in the second bundle: reported at its offset in the file.
+    lying = bytearray(blob)
+    second = 4096 * ((len(tu1) + 4095) // 4096)
+    lying[second + 8:second + 12] = (len(blob) + 1).to_bytes(4, 'little')
+    c = native_cases.Case(root, 'list', {'lying': bytes(lying)})
+    expect('list: lying total size of a later CCOB', c, ['lying'], 1, '',
+           'offloadtool list: error: lying: compressed bundle total size 0x%x exceeds the file size 0x%x, '
+           'at offset 0x%x\n' % (len(blob) + 1, len(blob) - second, second + 8), files=[])
+
+
+def main():
+    if not OT:
+        print('OFFLOADTOOL not set')
+        print('0 passed, 1 failed')
+        return 1
+    root = tempfile.mkdtemp(prefix='bundler-native-')
+    try:
+        dev = {'d%d' % i: (b'device image %d ' % i) * (100 + 37 * i) for i in range(1, 6)}
+        tmp = os.path.join(root, 'llvm')
+        os.makedirs(tmp)
+        bundle_cases(root, tmp, dev)
+        concatenated_cases(root, tmp, dev)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return native_cases.summary()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
