@@ -1,0 +1,162 @@
+#include "compat/select.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "support/error.h"
+#include "target/processors.h"
+
+namespace ot::compat {
+namespace {
+
+std::string hint_for(const Selection& s, const TargetSpec& target) {
+  // An entry for the right processor that only misses on a feature setting.
+  for (const Candidate& c : s.candidates) {
+    if (!c.spec || c.spec->processor != target.processor || c.result.steps.empty()) continue;
+    for (const Step& step : c.result.steps) {
+      if (step.verdict != "fail" || (step.rule != "xnack" && step.rule != "sramecc")) continue;
+      if (step.rule == "xnack")
+        return fmt::format("{} is built for {}; run with HSA_XNACK={} if the GPU allows it, or build {} (any xnack) "
+                           "or {}:xnack{}",
+                           c.entry.id, c.spec->target_id(), c.spec->feature_setting("xnack") == "on" ? 1 : 0,
+                           target.processor, target.processor, target.feature_setting("xnack") == "on" ? '+' : '-');
+      return fmt::format("{} is built for {}; build {} (any sramecc) to serve both settings", c.entry.id,
+                         c.spec->target_id(), target.processor);
+    }
+  }
+  if (target.family == Family::Amdgpu) {
+    const target::ProcessorInfo* p = target::find_processor(target.processor);
+    std::string build = fmt::format("build with --offload-arch={}", target.target_id());
+    if (p && !p->generic.empty()) {
+      std::string members;
+      for (const target::ProcessorInfo* m : target::generic_members(p->generic)) {
+        members += ' ';
+        members += m->name;
+      }
+      return fmt::format("{}, or with --offload-arch={} (code object v6, LLVM 19+), which serves{}", build, p->generic,
+                         members);
+    }
+    return build;
+  }
+  if (target.family == Family::Nvptx)
+    return fmt::format("build with --offload-arch={} (or add PTX for an older compute_* that the driver can compile)",
+                       target.processor);
+  return "";
+}
+
+bool same_target(const TargetSpec& a, const TargetSpec& b) {
+  auto hip = [](const std::string& k) { return k == "hipv4" ? std::string("hip") : k; };
+  return hip(a.kind) == hip(b.kind) && a.triple == b.triple && a.target_id() == b.target_id();
+}
+
+}  // namespace
+
+Selection select_entry(const std::vector<FoundContainer>& containers, const TargetSpec& target,
+                       const CheckOptions& options) {
+  Selection s;
+  for (const FoundContainer& c : containers) {
+    if (!c.refused_duplicates.empty())
+      throw Error({}, fmt::format("{}: the bundle stores '{}' twice (run 'compat verify')", c.name,
+                                  c.refused_duplicates.front()));
+    for (const FoundEntry& e : c.entries) {
+      Candidate cand{e, std::nullopt, {}, "rejected", ""};
+      try {
+        cand.spec = parse_spec(e.id);
+      } catch (const Error& err) {
+        cand.reason = err.message();
+      }
+      if (cand.spec && cand.spec->kind == "host") {
+        cand.reason = "host code, not a device code object";
+      } else if (cand.spec) {
+        cand.result = check(*cand.spec, target, options);
+        if (cand.result.compatible)
+          cand.verdict = "compatible";
+        else
+          cand.reason = cand.result.reason();
+      }
+      s.candidates.push_back(std::move(cand));
+    }
+  }
+  // Rank: specific before generic, then fewer "any" features, then file order.
+  for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+    const Candidate& c = s.candidates[i];
+    if (c.verdict != "compatible") continue;
+    if (!s.chosen) {
+      s.chosen = i;
+      continue;
+    }
+    const Candidate& best = s.candidates[*s.chosen];
+    if (std::tuple(c.result.generic, c.result.features_any) < std::tuple(best.result.generic, best.result.features_any))
+      s.chosen = i;
+  }
+  if (s.chosen) {
+    Candidate& best = s.candidates[*s.chosen];
+    best.verdict = "selected";
+    for (Candidate& c : s.candidates) {
+      if (c.verdict != "compatible") continue;
+      if (c.result.generic && !best.result.generic)
+        c.reason = fmt::format("compatible, but {} is a specific processor, preferred over a generic target", best.entry.id);
+      else if (c.result.features_any > best.result.features_any)
+        c.reason = fmt::format("compatible, but {} matches the target's feature settings exactly", best.entry.id);
+      else
+        c.reason = fmt::format("compatible, but {} comes first", best.entry.location());
+    }
+  } else {
+    s.hint = hint_for(s, target);
+  }
+  return s;
+}
+
+std::vector<Finding> verify_containers(const std::vector<FoundContainer>& containers) {
+  std::vector<Finding> out;
+  for (const FoundContainer& c : containers) {
+    for (const std::string& id : c.refused_duplicates)
+      out.push_back({"duplicate-id", "error", c.name, {id, id}, fmt::format("'{}' is stored twice", id)});
+    std::vector<std::pair<const FoundEntry*, TargetSpec>> parsed;
+    int hosts = 0;
+    for (const FoundEntry& e : c.entries) {
+      try {
+        TargetSpec s = parse_spec(e.id);
+        if (s.kind == "host") ++hosts;
+        if (s.canonical() != e.id && s.kind != "host")
+          out.push_back({"non-canonical", "warning", c.name, {e.id},
+                         fmt::format("'{}' is not in canonical form; clang writes '{}'", e.id, s.canonical())});
+        parsed.emplace_back(&e, std::move(s));
+      } catch (const Error& err) {
+        out.push_back({"invalid-id", "error", c.name, {e.id}, err.message()});
+      }
+    }
+    if (hosts > 1)
+      out.push_back({"several-hosts", "error", c.name, {}, fmt::format("{} host entries; a bundle has at most one", hosts)});
+    // Duplicates after canonical spelling.
+    for (std::size_t i = 0; i < parsed.size(); ++i)
+      for (std::size_t j = i + 1; j < parsed.size(); ++j)
+        if (same_target(parsed[i].second, parsed[j].second))
+          out.push_back({"duplicate-id", "error", c.name, {parsed[i].first->id, parsed[j].first->id},
+                         fmt::format("'{}' and '{}' name the same target ({})", parsed[i].first->id,
+                                     parsed[j].first->id, parsed[i].second.canonical())});
+    // Per kind, triple and processor: a feature is "any" everywhere or set everywhere.
+    for (std::size_t i = 0; i < parsed.size(); ++i) {
+      for (std::size_t j = i + 1; j < parsed.size(); ++j) {
+        const TargetSpec& a = parsed[i].second;
+        const TargetSpec& b = parsed[j].second;
+        if (a.kind != b.kind || a.triple != b.triple || a.processor != b.processor || a.processor.empty()) continue;
+        for (std::string_view f : target::kTargetFeatures) {
+          bool in_a = a.features.count(f) != 0, in_b = b.features.count(f) != 0;
+          if (in_a == in_b) continue;
+          out.push_back({"mixed-features", "error", c.name, {parsed[i].first->id, parsed[j].first->id},
+                         fmt::format("'{}' and '{}' mix {} any with {} on/off for {}; a runtime cannot tell which to "
+                                     "load (LLVM's bundler refuses such targets as conflicting)",
+                                     parsed[i].first->id, parsed[j].first->id, f, f, a.processor)});
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ot::compat

@@ -1,0 +1,50 @@
+// Which entry a runtime loads for a GPU (select), and whether a file's bundles
+// follow the composition rules (verify).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compat/entries.h"
+#include "compat/target_spec.h"
+
+namespace ot::compat {
+
+struct Candidate {
+  FoundEntry entry;
+  std::optional<TargetSpec> spec;  // nullopt when the ID does not parse
+  CheckResult result;              // empty steps when the ID does not parse or is a host entry
+  std::string verdict;             // "selected", "compatible" (but another is preferred), "rejected"
+  std::string reason;              // why rejected, or why another one was preferred
+};
+
+struct Selection {
+  std::vector<Candidate> candidates;  // file order
+  std::optional<std::size_t> chosen;  // index into candidates
+  std::string hint;                   // when nothing fits: what would
+};
+
+// The runtimes' choice (HIP's CLR and OpenMP's plugins behave alike): among the
+// compatible entries a specific processor before a generic target (or, for
+// NVPTX, an exact sm before a compatible sm/PTX), then the entry whose
+// features are set as the target's before one built for any setting, then
+// file order.
+Selection select_entry(const std::vector<FoundContainer>& containers, const TargetSpec& target,
+                       const CheckOptions& options = {});
+
+struct Finding {
+  std::string rule;       // "duplicate-id", "mixed-features", "invalid-id", "several-hosts", "non-canonical"
+  std::string severity;   // "error" (a violation) or "warning"
+  std::string container;
+  std::vector<std::string> ids;
+  std::string message;
+};
+
+// The composition rules, per container: no ID twice (also after canonical
+// spelling: aliases, feature order), for one kind, triple and processor either
+// every entry leaves a feature as "any" or every entry sets it, every ID
+// parses, at most one host entry; non-canonical spellings are warnings.
+std::vector<Finding> verify_containers(const std::vector<FoundContainer>& containers);
+
+}  // namespace ot::compat

@@ -1,0 +1,68 @@
+// Target specs as the compat applet reads them: a bundle entry ID
+// (<kind>-<triple>[-<target id>]) or a bare target ID (<processor>(:<feature>±)*),
+// parsed with the full processor knowledge of target/processors.h, put in
+// canonical form, and compared under the runtimes' rules or LLVM 19's bundler's.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ot::compat {
+
+enum class Family { None, Amdgpu, Nvptx, Other };  // None: no processor (host entries, empty IDs)
+
+struct TargetSpec {
+  std::string text;             // as given
+  bool bundle_id = false;       // false: a bare target ID
+  std::string kind;             // offload kind; "" for bare target IDs
+  std::string triple;           // 4-field triple; for bare IDs the one the processor implies
+  Family family = Family::None;
+  std::string processor;        // primary name ("fiji" -> "gfx803"); "" when the ID names none
+  std::string processor_given;  // as written
+  std::map<std::string, bool, std::less<>> features;  // named features: on (+) / off (-); absent = any
+
+  bool is_generic() const;
+  // "<processor>(:<feature><sign>)*", features in alphabetical order.
+  std::string target_id() const;
+  // Bundle IDs: "<kind>-<4-field triple>-<target id>" (what clang writes); bare: target_id().
+  std::string canonical() const;
+  // "on", "off" or "any".
+  std::string feature_setting(std::string_view feature) const;
+};
+
+// Throws ot::Error (no file) saying what is wrong: unknown kind, triple
+// architecture, processor (with a "did you mean"), feature or sign, a feature
+// the processor does not support, duplicates.
+TargetSpec parse_spec(std::string_view text);
+
+enum class Rules {
+  Runtime,   // what the HIP/OpenMP runtimes accept: generic targets, CUDA's sm rules
+  Bundler19  // exactly LLVM 19's clang-offload-bundler (isCodeObjectCompatible)
+};
+
+struct CheckOptions {
+  Rules rules = Rules::Runtime;
+  bool hip_openmp_compatible = false;  // the bundler's -hip-openmp-compatible
+};
+
+struct Step {
+  std::string rule;     // "kind", "triple", "processor", "xnack", ... ("exact" for LLVM's first test)
+  std::string verdict;  // "pass", "fail" or "skip"
+  std::string detail;
+};
+
+struct CheckResult {
+  bool compatible = false;
+  bool generic = false;          // matched through a generic target
+  int features_any = 0;          // target features the code object leaves as "any"
+  std::vector<Step> steps;       // in rule order; the first "fail" decides
+  std::string reason() const;    // the first failing step's detail ("" when compatible)
+};
+
+// May `code` (a code object / bundle entry) be loaded for `target`?
+CheckResult check(const TargetSpec& code, const TargetSpec& target, const CheckOptions& options = {});
+
+}  // namespace ot::compat

@@ -1,0 +1,166 @@
+#include "target/processors.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "support/edit_distance.h"
+#include "target/target_id.h"
+
+namespace ot::target {
+namespace {
+
+// AMDGPUUsage's processor and generic processor tables (LLVM 20), checked
+// against LLVM 19's llc -mcpu=help and clang --offload-arch for the names LLVM
+// 19 knows. Generic targets (code object v6, LLVM 19+) list the features their
+// code objects may name: gfx9-generic has only xnack (sramecc "is not
+// available on gfx906" in generic code), gfx9-4-generic both.
+constexpr ProcessorInfo kProcessors[] = {
+    // GFX6
+    {"gfx600", "tahiti", false, false, "", 0},
+    {"gfx601", "pitcairn verde", false, false, "", 0},
+    {"gfx602", "hainan oland", false, false, "", 0},
+    // GFX7
+    {"gfx700", "kaveri", false, false, "", 0},
+    {"gfx701", "hawaii", false, false, "", 0},
+    {"gfx702", "", false, false, "", 0},
+    {"gfx703", "kabini mullins", false, false, "", 0},
+    {"gfx704", "bonaire", false, false, "", 0},
+    {"gfx705", "", false, false, "", 0},
+    // GFX8
+    {"gfx801", "carrizo", true, false, "", 0},
+    {"gfx802", "iceland tonga", false, false, "", 0},
+    {"gfx803", "fiji polaris10 polaris11", false, false, "", 0},
+    {"gfx805", "tongapro", false, false, "", 0},
+    {"gfx810", "stoney", true, false, "", 0},
+    // GFX9
+    {"gfx900", "", true, false, "gfx9-generic", 0},
+    {"gfx902", "", true, false, "gfx9-generic", 0},
+    {"gfx904", "", true, false, "gfx9-generic", 0},
+    {"gfx906", "", true, true, "gfx9-generic", 0},
+    {"gfx908", "", true, true, "", 0},
+    {"gfx909", "", true, false, "gfx9-generic", 0},
+    {"gfx90a", "", true, true, "", 0},
+    {"gfx90c", "", true, false, "gfx9-generic", 0},
+    {"gfx940", "", true, true, "gfx9-4-generic", 0},
+    {"gfx941", "", true, true, "gfx9-4-generic", 0},
+    {"gfx942", "", true, true, "gfx9-4-generic", 0},
+    {"gfx950", "", true, true, "gfx9-4-generic", 20},
+    // GFX10.1
+    {"gfx1010", "", true, false, "gfx10-1-generic", 0},
+    {"gfx1011", "", true, false, "gfx10-1-generic", 0},
+    {"gfx1012", "", true, false, "gfx10-1-generic", 0},
+    {"gfx1013", "", true, false, "gfx10-1-generic", 0},
+    // GFX10.3
+    {"gfx1030", "", false, false, "gfx10-3-generic", 0},
+    {"gfx1031", "", false, false, "gfx10-3-generic", 0},
+    {"gfx1032", "", false, false, "gfx10-3-generic", 0},
+    {"gfx1033", "", false, false, "gfx10-3-generic", 0},
+    {"gfx1034", "", false, false, "gfx10-3-generic", 0},
+    {"gfx1035", "", false, false, "gfx10-3-generic", 0},
+    {"gfx1036", "", false, false, "gfx10-3-generic", 0},
+    // GFX11
+    {"gfx1100", "", false, false, "gfx11-generic", 0},
+    {"gfx1101", "", false, false, "gfx11-generic", 0},
+    {"gfx1102", "", false, false, "gfx11-generic", 0},
+    {"gfx1103", "", false, false, "gfx11-generic", 0},
+    {"gfx1150", "", false, false, "gfx11-generic", 0},
+    {"gfx1151", "", false, false, "gfx11-generic", 0},
+    {"gfx1152", "", false, false, "gfx11-generic", 0},
+    {"gfx1153", "", false, false, "gfx11-generic", 20},
+    // GFX12
+    {"gfx1200", "", false, false, "gfx12-generic", 0},
+    {"gfx1201", "", false, false, "gfx12-generic", 0},
+    // Generic targets
+    {"gfx9-generic", "", true, false, "", 0},
+    {"gfx9-4-generic", "", true, true, "", 20},
+    {"gfx10-1-generic", "", true, false, "", 0},
+    {"gfx10-3-generic", "", false, false, "", 0},
+    {"gfx11-generic", "", false, false, "", 0},
+    {"gfx12-generic", "", false, false, "", 0},
+};
+
+bool has_word(std::string_view list, std::string_view word) {
+  while (!list.empty()) {
+    auto sp = list.find(' ');
+    if (list.substr(0, sp) == word) return true;
+    if (sp == std::string_view::npos) break;
+    list.remove_prefix(sp + 1);
+  }
+  return false;
+}
+
+// The NVPTX real architectures of LLVM 19's offload-arch table.
+constexpr std::string_view kLlvm19Sm[] = {"sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50",
+                                          "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72",
+                                          "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
+
+}  // namespace
+
+std::span<const ProcessorInfo> amdgpu_processors() { return kProcessors; }
+
+const ProcessorInfo* find_processor(std::string_view name) {
+  if (name.empty()) return nullptr;
+  for (const ProcessorInfo& p : kProcessors)
+    if (p.name == name || has_word(p.aliases, name)) return &p;
+  return nullptr;
+}
+
+std::vector<const ProcessorInfo*> generic_members(std::string_view generic_name) {
+  std::vector<const ProcessorInfo*> out;
+  if (generic_name.empty()) return out;
+  for (const ProcessorInfo& p : kProcessors)
+    if (p.generic == generic_name) out.push_back(&p);
+  return out;
+}
+
+bool known_to_llvm19(std::string_view processor) { return find_amdgpu_processor(processor) != nullptr; }
+
+std::optional<std::string_view> closest_processor(std::string_view name) {
+  std::optional<std::string_view> best;
+  std::size_t best_distance = 3;  // at most two edits away
+  auto consider = [&](std::string_view candidate) {
+    std::size_t d = edit_distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  };
+  for (const ProcessorInfo& p : kProcessors) consider(p.name);
+  for (std::string_view sm : kLlvm19Sm) consider(sm);
+  return best;
+}
+
+std::string gfx_name_from_version(std::uint32_t version) {
+  std::uint32_t major = version / 10000, minor = version / 100 % 100, stepping = version % 100;
+  if (major == 0 || minor > 9 || stepping > 15) return "";
+  return fmt::format("gfx{}{}{:x}", major, minor, stepping);
+}
+
+std::optional<NvptxArch> parse_nvptx_arch(std::string_view name) {
+  NvptxArch a;
+  std::string_view digits;
+  if (name.starts_with("sm_")) {
+    digits = name.substr(3);
+  } else if (name.starts_with("compute_")) {
+    a.is_virtual = true;
+    digits = name.substr(8);
+  } else {
+    return std::nullopt;
+  }
+  if (digits.ends_with('a')) {
+    a.arch_specific = true;
+    digits.remove_suffix(1);
+  }
+  if (digits.size() < 2 || digits.size() > 3 || digits.front() == '0') return std::nullopt;
+  for (char c : digits)
+    if (c < '0' || c > '9') return std::nullopt;
+  int value = 0;
+  for (char c : digits) value = value * 10 + (c - '0');
+  a.major = value / 10;
+  a.minor = value % 10;
+  a.known_to_llvm19 = !a.is_virtual && std::find(std::begin(kLlvm19Sm), std::end(kLlvm19Sm), name) != std::end(kLlvm19Sm);
+  return a;
+}
+
+}  // namespace ot::target
