@@ -15,6 +15,16 @@ namespace {
 
 constexpr std::size_t kChunk = 1 << 20;
 
+// zstd's ZSTD_WINDOWLOG_LIMIT_DEFAULT and ZSTD_WINDOWLOG_MAX_64 (both only in
+// its experimental API section).
+constexpr int kDefaultWindowLogLimit = 27, kMaxWindowLog = 31;
+
+int window_log_limit(std::uint64_t size) {
+  int log = kDefaultWindowLogLimit;
+  while (log < kMaxWindowLog && (std::uint64_t{1} << log) < size) ++log;
+  return log;
+}
+
 std::string zlib_error_text(int code) {
   switch (code) {
     case Z_MEM_ERROR: return "zlib error: Z_MEM_ERROR";
@@ -88,6 +98,13 @@ Compressor::Compressor(const Params& params, std::uint64_t total_size, Sink sink
     if (params.threads > 0) {
       rc = ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_nbWorkers, params.threads);
       if (ZSTD_isError(rc)) fail("", "this libzstd cannot compress with {} threads", params.threads);
+      // What decides the multi-threaded bytes, pinned so that they depend on
+      // neither the worker count nor zstd's defaults: the job size (where the
+      // input is cut into independently compressed jobs) and the overlap each job
+      // reloads from the previous one (rsyncable cuts stay off, zstd's default). Long-distance matches
+      // are searched serially over the whole window, so they cross job borders.
+      ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_jobSize, static_cast<int>(kMtJobSize));
+      ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_overlapLog, kMtOverlapLog);
     }
     ZSTD_CCtx_setPledgedSrcSize(impl_->zc, total_size);
   } else {
@@ -132,6 +149,13 @@ void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink&
   if (method == Method::Zstd) {
     std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dc(ZSTD_createDCtx(), ZSTD_freeDCtx);
     if (!dc) throw std::bad_alloc();
+    // The streaming decoder keeps a window buffer of min(window, frame content
+    // size) bytes and refuses windows over 2^27 by default. LLVM decodes one-shot
+    // (no window limit up to zstd's 2^31), so frames with a larger window (our
+    // --window auto for entries over 128 MiB) are valid: accept a window up to
+    // the declared size, which the header justifies (and max_decompressed_size
+    // has already capped), and never more.
+    ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_windowLogMax, window_log_limit(size));
     ZSTD_inBuffer in{src.data(), src.size(), 0};
     std::size_t rc = 1;
     while (rc != 0) {

@@ -27,6 +27,12 @@ struct Params {
 
 using Sink = std::function<void(Bytes)>;
 
+// Multi-threaded zstd (Params::threads > 0) cuts the input into jobs of this
+// size, each reloading 2^-(9-kMtOverlapLog) of the window from the previous
+// one; both are fixed so that the bytes are the same for every thread count.
+inline constexpr std::size_t kMtJobSize = 8u << 20;
+inline constexpr int kMtOverlapLog = 6;
+
 class Compressor {
  public:
   // `total_size` is the exact number of bytes that will be fed (pledged to zstd,

@@ -6,6 +6,7 @@
 namespace ot::tools {
 
 int run_bundle(const cli::Invocation&);
+int run_compress(const cli::Invocation&);
 int run_list(const cli::Invocation&);
 int run_unbundle(const cli::Invocation&);
 int run_clang_offload_bundler(const cli::Invocation&);

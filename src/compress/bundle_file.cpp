@@ -1,0 +1,96 @@
+#include "compress/bundle_file.h"
+
+#include "formats/bundle_binary.h"
+#include "formats/bundle_sequence.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+
+namespace ot::compress {
+namespace {
+
+// The bundles of a file; a file that holds no binary bundle or CCOB at its
+// start is, when `whole_if_none`, one uncompressed bundle (text bundles).
+std::vector<formats::BundleSpan> bundles_of(Bytes data, const std::string& file, bool whole_if_none) {
+  std::vector<formats::BundleSpan> spans = formats::split_bundles(data, file);
+  if (spans.empty()) {
+    if (!whole_if_none || data.empty()) fail(file, "not an offload bundle or compressed offload bundle");
+    spans.push_back({0, data.size(), false});
+  }
+  return spans;
+}
+
+std::uint64_t common_alignment(const std::vector<formats::BundleSpan>& spans) {
+  std::uint64_t align = 4096;
+  for (const formats::BundleSpan& s : spans)
+    while (align > 1 && s.offset % align != 0) align /= 2;
+  return spans.size() > 1 ? align : 1;
+}
+
+}  // namespace
+
+void recode_file(const std::string& input, const std::string& output, const RecodeOptions& options) {
+  std::shared_ptr<InputFile> in = InputFile::open(input);
+  Bytes data = in->bytes();
+  std::vector<formats::BundleSpan> spans = bundles_of(data, input, options.action != Action::Decompress);
+  const std::uint64_t align = common_alignment(spans);
+  OutputFile out(output);
+  auto check_hash = [&](const DecodedCcob& d, std::uint64_t base) {
+    if (d.hash_matches()) return;
+    Error e = hash_mismatch_error(d, input, base);
+    if (!options.ignore_hash) throw e;
+    if (options.warn) options.warn(e.what());
+  };
+  for (const formats::BundleSpan& s : spans) {
+    out.zeros(align_to(out.written(), align) - out.written());
+    Bytes item = data.subspan(s.offset, s.size);
+    switch (options.action) {
+      case Action::Compress:
+        if (s.compressed)
+          fail_at({input, s.offset}, "the bundle is already compressed (--recompress changes its settings)");
+        out.write(make_ccob(item, options.ccob, input));
+        break;
+      case Action::Decompress:
+        if (!s.compressed) {
+          out.copy_from(*in, s.offset, s.size);
+          break;
+        }
+        // Streamed: memory stays at the codec's buffers and the frame's window.
+        check_hash(decode_ccob(item, input, s.offset, [&](Bytes b) { out.write(b); }), s.offset);
+        break;
+      case Action::Recompress: {
+        if (!s.compressed) {
+          out.write(make_ccob(item, options.ccob, input));
+          break;
+        }
+        // The new CCOB is compressed in one call over the whole bundle (LLVM's
+        // bytes need that), so the decompressed bundle is held in memory here.
+        std::vector<std::byte> plain;
+        DecodedCcob d = decode_ccob(item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); });
+        check_hash(d, s.offset);
+        out.write(make_ccob(plain, options.ccob, input));
+        break;
+      }
+    }
+    in->release(s.offset, s.size);
+  }
+  out.commit();
+}
+
+std::vector<BundleInfo> inspect_file(const std::string& input) {
+  std::shared_ptr<InputFile> in = InputFile::open(input);
+  Bytes data = in->bytes();
+  std::vector<BundleInfo> result;
+  for (const formats::BundleSpan& s : bundles_of(data, input, false)) {
+    BundleInfo info{s.offset, s.size, s.compressed, std::nullopt, std::nullopt};
+    if (s.compressed) {
+      Bytes item = data.subspan(s.offset, s.size);
+      info.ccob = decode_ccob(item, input, s.offset, [](Bytes) {});
+      info.stream = stream_info(info.ccob->header.method, formats::ccob_payload(item, info.ccob->header));
+    }
+    in->release(s.offset, s.size);
+    result.push_back(std::move(info));
+  }
+  return result;
+}
+
+}  // namespace ot::compress

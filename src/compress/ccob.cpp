@@ -1,0 +1,160 @@
+#include "compress/ccob.h"
+
+// ZSTD_getCParams and ZSTD_getFrameHeader: stable in practice, exported by
+// libzstd.so, but declared in zstd's "static linking only" section.
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "formats/bundle_binary.h"
+#include "support/md5.h"
+
+namespace ot::compress {
+namespace {
+
+constexpr int kMaxWindowLog = 31;        // ZSTD_WINDOWLOG_MAX on 64-bit hosts
+constexpr int kLdmDefaultWindowLog = 27;  // zstd's ZSTD_LDM_DEFAULT_WINDOW_LOG
+
+int ceil_log2(std::uint64_t v) {
+  int log = 0;
+  while (log < 63 && (std::uint64_t{1} << log) < v) ++log;
+  return log;
+}
+
+// The truncated MD5 of `data`, computed on another thread while `work` runs on
+// this one (the hash of a large bundle costs about as much as compressing it).
+template <typename Work>
+std::uint64_t md5_beside(Bytes data, Work&& work) {
+  std::uint64_t hash = 0;
+  std::exception_ptr hash_error;
+  std::thread hasher([&] {
+    try {
+      Md5 md5;
+      md5.update(data);
+      hash = md5.truncated();
+    } catch (...) {
+      hash_error = std::current_exception();
+    }
+  });
+  try {
+    work();
+  } catch (...) {
+    hasher.join();
+    throw;
+  }
+  hasher.join();
+  if (hash_error) std::rethrow_exception(hash_error);
+  return hash;
+}
+
+}  // namespace
+
+int auto_window_log(Bytes bundle, const Params& params) {
+  if (params.method != Method::Zstd || bundle.empty()) return 0;
+  // The farthest distance a match to the previous entry needs: from each
+  // entry's start back to the previous entry's start, with an eighth more for
+  // code that moved within the entry.
+  std::uint64_t reach = bundle.size();
+  if (formats::has_binary_bundle_magic(bundle)) {
+    std::vector<formats::BundleEntry> entries = formats::read_binary_bundle(bundle, "");
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    reach = 0;
+    for (std::size_t i = 1; i < entries.size(); ++i)
+      reach = std::max(reach, entries[i].offset - entries[i - 1].offset + entries[i].size / 8);
+    reach = std::min<std::uint64_t>(reach, bundle.size());
+  }
+  // The library's own window for these parameters and this size (what LLVM gets).
+  ZSTD_compressionParameters cp = ZSTD_getCParams(params.level, bundle.size(), 0);
+  int library = static_cast<int>(cp.windowLog);
+  if (params.long_distance) library = std::min(kLdmDefaultWindowLog, std::max(ceil_log2(bundle.size()), 10));
+  int wanted = std::min(ceil_log2(reach), kMaxWindowLog);
+  return wanted > library ? wanted : 0;
+}
+
+std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file) {
+  if (options.version != 2 && options.version != 3)
+    fail(file, "cannot write compressed bundle version {} (2 or 3)", options.version);
+  if (options.version == 2 && plain.size() > 0xffffffffu)
+    fail(file, "bundle of 0x{:x} bytes exceeds the 4 GiB limit of compressed bundle version 2 (use version 3)",
+         plain.size());
+  Params params = options.params;
+  if (options.auto_window && params.window_log == 0) params.window_log = auto_window_log(plain, params);
+  std::vector<std::byte> compressed;
+  // The compressed data stays in memory until the header, which records its
+  // size, is written; with threads == 0 the input is compressed in one call
+  // over the (mapped) bundle, which LLVM's bytes need (see compress_all).
+  std::uint64_t hash = md5_beside(plain, [&] {
+    try {
+      compressed = compress_all(params, plain);
+    } catch (const Error& e) {
+      fail(file, "{}", e.message());
+    }
+  });
+  formats::CcobHeader h;
+  h.version = options.version;
+  h.method = params.method;
+  h.header_size = formats::ccob_header_size(h.version);
+  h.total_size = h.header_size + compressed.size();
+  h.uncompressed_size = plain.size();
+  h.hash = hash;
+  if (h.version == 2 && *h.total_size > 0xffffffffu)
+    fail(file, "compressed bundle of 0x{:x} bytes exceeds the 4 GiB limit of version 2 (use version 3)",
+         *h.total_size);
+  std::vector<std::byte> out = formats::write_ccob_header(h);
+  out.insert(out.end(), compressed.begin(), compressed.end());
+  return out;
+}
+
+std::optional<StreamInfo> stream_info(Method method, Bytes compressed) {
+  StreamInfo info;
+  if (method == Method::Zlib) {
+    // RFC 1950: CMF = CM (8 = deflate) | CINFO << 4, window = 2^(CINFO + 8).
+    if (compressed.size() < 2) return std::nullopt;
+    auto cmf = static_cast<unsigned>(compressed[0]), flg = static_cast<unsigned>(compressed[1]);
+    if ((cmf & 0xf) != 8 || (cmf >> 4) > 7 || (cmf * 256 + flg) % 31 != 0) return std::nullopt;
+    info.window_log = static_cast<int>(cmf >> 4) + 8;
+    return info;
+  }
+  ZSTD_frameHeader fh;
+  if (ZSTD_getFrameHeader(&fh, compressed.data(), compressed.size()) != 0 || fh.frameType != ZSTD_frame)
+    return std::nullopt;
+  info.window_log = ceil_log2(fh.windowSize);
+  if (fh.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN) info.content_size = fh.frameContentSize;
+  return info;
+}
+
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink) {
+  DecodedCcob d;
+  try {
+    d.header = formats::read_ccob_header(data, file);
+  } catch (const Error& e) {
+    // The header reader counts from the start of the CCOB it was given.
+    throw Error({e.file(), e.offset() ? std::optional(*e.offset() + base) : std::nullopt}, e.message());
+  }
+  Bytes payload = formats::ccob_payload(data, d.header);
+  d.compressed_size = payload.size();
+  Md5 md5;
+  try {
+    decompress_stream(d.header.method, payload, d.header.uncompressed_size, [&](Bytes b) {
+      md5.update(b);
+      sink(b);
+    });
+  } catch (const Error& e) {
+    if (!e.file().empty()) throw;  // the sink's own error (an output that cannot be written)
+    fail_at({file, base + d.header.header_size}, "{} data of 0x{:x} bytes does not decompress to 0x{:x} bytes: {}",
+            method_name(d.header.method), payload.size(), d.header.uncompressed_size, e.message());
+  }
+  d.recomputed_hash = md5.truncated();
+  return d;
+}
+
+Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base) {
+  std::uint64_t hash_field = d.header.header_size - 8;
+  return Error({file, base + hash_field},
+               fmt::format("stored hash 0x{:016x} does not match the decompressed bundle's 0x{:016x}", d.header.hash,
+                           d.recomputed_hash));
+}
+
+}  // namespace ot::compress

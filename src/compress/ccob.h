@@ -1,0 +1,62 @@
+// Whole compressed offload bundles (CCOB, reference 2.13) on top of the codec:
+// compress an uncompressed bundle into a CCOB, decompress and check one,
+// describe one. The header layout itself lives in formats/compressed_bundle.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compress/codec.h"
+#include "formats/compressed_bundle.h"
+#include "support/bytes.h"
+
+namespace ot::compress {
+
+struct CcobOptions {
+  Params params;              // method, level, long distance, threads, window_log (0 = the library's)
+  std::uint16_t version = 2;  // 2 (LLVM 19's) or 3
+  bool auto_window = false;   // zstd: a window covering the largest entry (auto_window_log)
+};
+
+// The zstd window log that lets long-distance matching reach from each entry
+// of `bundle` back to the one before it (so near-identical per-GPU entries
+// compress to about one), or 0 when the library's own window for these
+// parameters already covers it (then the bytes stay LLVM's). Binary bundles are
+// measured entry by entry; other bundles (text, objects) by their whole size.
+// At most zstd's maximum, 31: LLVM 19 decodes one-shot, which accepts any
+// window up to that.
+int auto_window_log(Bytes bundle, const Params& params);
+
+// The CCOB (header and compressed data) of the uncompressed bundle `plain`.
+// With threads == 0 and no window of our own the bytes are LLVM 19's
+// `clang-offload-bundler -compress` bytes; errors name `file`.
+std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file);
+
+// What the compressed data says about itself (read from the zstd frame header
+// or the zlib stream header); empty when the header cannot be read.
+struct StreamInfo {
+  int window_log = 0;                          // zstd: log2 of the window (rounded up); zlib: 8..15
+  std::optional<std::uint64_t> content_size;   // zstd frame content size, when recorded
+};
+std::optional<StreamInfo> stream_info(Method method, Bytes compressed);
+
+struct DecodedCcob {
+  formats::CcobHeader header;
+  std::uint64_t compressed_size = 0;  // bytes after the header that were decoded
+  std::uint64_t recomputed_hash = 0;  // truncated MD5 of the decompressed bytes
+  bool hash_matches() const { return header.hash == recomputed_hash; }
+};
+
+// Decompress the CCOB at the start of `data` (bounded by its total size; v1 runs
+// to the end of `data`) into `sink`, in pieces, with memory bounded by the
+// codec's buffers and the frame's window whatever the declared size. `base` is
+// the offset of `data` in `file`, so that errors name the file offset. Only
+// decoding errors are thrown; the caller decides what a hash mismatch means.
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink);
+
+// The error for a hash mismatch of `d` (found at `base` in `file`).
+Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base);
+
+}  // namespace ot::compress
