@@ -1,4 +1,5 @@
 #include "bundler/offload_bundler.h"
+#include "bundler/archive_unbundle.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -469,6 +470,7 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
 }
 
 void unbundle(const Config& config, const std::vector<BundleId>& targets) {
+  if (config.type == "a") return unbundle_archive(config, targets);  // reference 2.16
   std::vector<OpenedBundle> bundles = open_bundles(config, config.inputs[0]);
 
   // The worklist: requested targets in llvm::StringMap order (that is the order

@@ -22,6 +22,7 @@ struct Config {
   std::vector<std::string> outputs;
   bool allow_missing_bundles = false;
   bool hip_openmp_compatible = false;
+  bool check_input_archive = false;  // -check-input-archive: see bundler/archive_unbundle.h
   bool print_commands = false;       // -###: print the llvm-objcopy commands LLVM would run
   std::string objcopy_path = "llvm-objcopy";
   std::uint64_t bundle_align = 1;

@@ -130,6 +130,7 @@ int run_clang_offload_bundler(const cli::Invocation& inv) {
     if (p.flag("check-input-archive")) {
       if (!unbundling) fail_llvm("-check-input-archive cannot be used while bundling");
       if (c.type != "a") fail_llvm("-check-input-archive can only be used for unbundling archives (-type=a)");
+      c.check_input_archive = true;
     }
     if (c.outputs.empty()) fail_llvm("no output file specified!");
     if (!p.given("targets")) fail_llvm("for the --targets option: must be specified at least once!");

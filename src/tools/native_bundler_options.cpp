@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "archive/ar_reader.h"
 #include "cli/diagnostics.h"
 #include "cli/run.h"
 #include "formats/bundle_binary.h"
@@ -34,6 +35,7 @@ std::string type_from_extension(const std::string& path) {
 std::string type_from_content(const std::string& path) {
   auto in = InputFile::open(path);
   Bytes data = in->bytes();
+  if (archive::is_archive(data)) return "a";
   if (formats::has_ccob_magic(data) || formats::has_binary_bundle_magic(data)) return "bc";
   if (object::identify_object(data) != object::ObjectKind::NotObject) return "o";
   std::string_view text = as_chars(data);

@@ -21,7 +21,7 @@ std::pair<std::string, std::string> split_target_pair(const std::string& spec, c
 std::string type_from_extension(const std::string& path);
 
 // The type of an existing bundle from its content: CCOB and binary bundles -> "bc",
-// objects -> "o", text bundles -> the type of their comment style; "" if unknown.
+// objects -> "o", archives -> "a", text bundles -> the type of their comment style; "" if unknown.
 std::string type_from_content(const std::string& path);
 
 // A Config whose out/err go to stdout/stderr.

@@ -1,34 +1,92 @@
-// offloadtool unbundle: extract entries from a bundle.
+// offloadtool unbundle: extract entries from a bundle, or device archives from
+// a heterogeneous device archive, or all of an input's device code into a folder.
+#include <cstdio>
+
+#include "bundler/archive_unbundle.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
 
+namespace {
+
+constexpr const char* kFooter = R"(Inputs:
+  A bundle (binary, text, object or compressed) or a static device library: an
+  'ar' archive whose members are bundles ("heterogeneous device archive"). The
+  type is detected from the content unless --type is given.
+
+Without --extract-dir, every --target is "<bundle id>=<output file>":
+  for a bundle, the output gets the entry LLVM's clang-offload-bundler would
+  unbundle for that ID (compatible IDs match: gfx906 serves gfx906:xnack+);
+  for an archive, the output is a device archive holding every compatible code
+  object of every member, byte for byte what clang-offload-bundler -type=a
+  writes (members named <stem>-<bundle id><stem><ext>, ':' as '_').
+
+With --extract-dir DIR, every --target is a bare bundle ID (none: every entry)
+and each selected code object becomes one file in DIR (created if missing),
+named as it would be in a device archive; for a bundle input the input's own
+file name stands for the member name. Host objects lose their bundle sections.
+  - Names never leave DIR: '/', '\', NUL and control characters become '_',
+    empty names become '_', '.' and '..' become '_.' and '_..'.
+  - Duplicate names never overwrite each other: the second "x.bc" is written as
+    "x.1.bc", the third as "x.2.bc", ... in input order (deterministic).
+  - Existing files in DIR with the same names are replaced.
+  - All or nothing: files are staged in a hidden folder inside DIR and moved
+    into place only when everything succeeded.
+  --verbose prints one line per written file: <path>\t<member>\t<bundle id>.
+
+Exit status: 0 on success, 1 on any error (nothing is written then).
+)";
+
+}  // namespace
+
 int run_unbundle(const cli::Invocation& inv) {
-  CLI::App app{"Extract entries from an offload bundle (binary, text, object or compressed)."};
+  CLI::App app{"Extract entries from an offload bundle (binary, text, object or compressed) or a device archive."};
   app.name(inv.prog);
   app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
-  std::string input, type;
+  app.footer(kFooter);
+  std::string input, type, extract_dir;
   std::vector<std::string> pairs;
-  bool allow_missing = false, hip_openmp = false;
-  app.add_option("input", input, "bundle to read ('-' for standard input)")->required();
-  app.add_option("-t,--target", pairs, "<bundle id>=<output file> (repeat); compatible entries are matched as LLVM does")
-      ->required();
-  app.add_option("--type", type, "file type (default: detected from the content)");
-  app.add_flag("--allow-missing", allow_missing, "write empty outputs for targets without a bundle");
+  bool allow_missing = false, hip_openmp = false, check_archive = false, verbose = false;
+  app.add_option("input", input, "bundle or archive to read ('-' for standard input)")->required();
+  app.add_option("-t,--target", pairs,
+                 "<bundle id>=<output file> (repeat); with --extract-dir: <bundle id> selecting what to extract");
+  app.add_option("--extract-dir", extract_dir, "write the selected device code objects as files into this folder");
+  app.add_option("--type", type, "file type (default: detected from the content; 'a' for archives)");
+  app.add_flag("--allow-missing", allow_missing,
+               "a target without code objects is no error (empty output, empty device archive)");
   app.add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
+  app.add_flag("--check-input-archive", check_archive,
+               "archives: refuse members whose bundle IDs conflict (as clang-offload-bundler -check-input-archive)");
+  app.add_flag("-v,--verbose", verbose, "with --extract-dir: list the written files");
   return run_native(app, inv, [&] {
     bundler::Config c = make_config();
-    for (const std::string& p : pairs) {
-      auto [id, file] = split_target_pair(p, inv.prog);
-      c.targets.push_back(id);
-      c.outputs.push_back(file);
-    }
     c.inputs = {input};
     c.type = type.empty() ? type_from_content(input) : type;
     if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
     c.allow_missing_bundles = allow_missing;
     c.hip_openmp_compatible = hip_openmp;
+    if (check_archive && c.type != "a") fail(input, "--check-input-archive needs an archive input");
+    c.check_input_archive = check_archive;
+    if (!extract_dir.empty()) {
+      for (const std::string& p : pairs) {
+        if (p.find('=') != std::string::npos)
+          fail("", "'{}': with --extract-dir, --target takes a bundle ID without '=<file>' (see '{} --help')", p,
+               inv.prog);
+        c.targets.push_back(p);
+      }
+      auto targets = bundler::check_targets(c, true);
+      if (check_archive) bundler::check_input_archive(c);
+      for (const bundler::ExtractedFile& f : bundler::extract_to_dir(c, targets, extract_dir))
+        if (verbose) std::printf("%s\t%s\t%s\n", f.path.c_str(), f.member.c_str(), f.bundle_id.c_str());
+      return 0;
+    }
+    if (pairs.empty()) fail("", "--target <bundle id>=<output file> is required without --extract-dir (see '{} --help')", inv.prog);
+    for (const std::string& p : pairs) {
+      auto [id, file] = split_target_pair(p, inv.prog);
+      c.targets.push_back(id);
+      c.outputs.push_back(file);
+    }
     auto targets = bundler::check_targets(c, true);
     bundler::unbundle(c, targets);
     return 0;

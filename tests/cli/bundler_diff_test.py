@@ -219,6 +219,56 @@ def is_object(data):
     return data[:4] == b'\x7fELF' or data[:2] in (b'\x64\x86', b'\x4c\x01', b'\x64\xaa')
 
 
+def archive_members(data):
+    """(name, data) of a GNU archive's members, the symbol table as its list of
+    (symbol, member index) under the name '/' (offsets depend on member sizes)."""
+    pos, longs, members, symtab = 8, b'', [], None
+    while pos + 60 <= len(data):
+        name, size = data[pos:pos + 16].rstrip(b' '), int(data[pos + 48:pos + 58])
+        body = data[pos + 60:pos + 60 + size]
+        if name == b'//':
+            longs = body
+        elif name in (b'/', b'/SYM64/'):
+            w = 4 if name == b'/' else 8
+            n = int.from_bytes(body[:w], 'big')
+            offs = [int.from_bytes(body[w + i * w:w + i * w + w], 'big') for i in range(n)]
+            symtab = (offs, body[w + n * w:].split(b'\0')[:n])
+        else:
+            if name.startswith(b'/'):
+                at = int(name[1:])
+                name = longs[at:longs.index(b'/\n', at)]
+            else:
+                name = name[:-1]
+            members.append((name, body, pos))
+        pos += 60 + size + size % 2
+    out = [(n, b) for n, b, _ in members]
+    if symtab:
+        index = {p: i for i, (_, _, p) in enumerate(members)}
+        out.insert(0, (b'/', [(sym, index.get(off)) for off, sym in zip(*symtab)]))
+    return out
+
+
+def archive_difference(ldata, odata, sumdir):
+    """Device archives whose host objects were stripped by llvm-objcopy on one
+    side and natively on the other: same members in the same order, same symbol
+    table entries, equal bytes except object members, which are compared by
+    object_summary. Returns a problem or None."""
+    la, oa = archive_members(ldata), archive_members(odata)
+    if [n for n, _ in la] != [n for n, _ in oa]:
+        return 'archive members differ: llvm %s, ours %s' % ([n for n, _ in la], [n for n, _ in oa])
+    for (name, l), (_, o) in zip(la, oa):
+        if l == o:
+            continue
+        if name != b'/' and is_object(l) and is_object(o):
+            ls, os_ = object_summary(l, sumdir), object_summary(o, sumdir)
+            if ls == os_:
+                continue
+            return 'archive member %s differs\n--- llvm only\n%s\n--- ours only\n%s' % (
+                name, '\n'.join(x for x in ls if x not in os_), '\n'.join(x for x in os_ if x not in ls))
+        return 'archive member %s differs' % name
+    return None
+
+
 # ---------------------------------------------------------------------------
 # Cases
 
@@ -267,7 +317,8 @@ def diff_case(name, steps, files, list_sorted=False, objects=(), ours_extra_chec
     list_sorted: -list steps print binary-bundle IDs; offloadtool prints them in
       file order, LLVM in its StringMap (hash) order: compare as sorted lists.
     objects: output names that are object files written by the tools themselves
-      (-type=o with an object host): compared by object_summary, not bytes.
+      (-type=o with an object host): compared by object_summary, not bytes;
+      device archives holding such objects are compared member by member.
     When the last step fails after LLVM has written some of its outputs, LLVM
     leaves them; offloadtool deliberately leaves none (its outputs are committed
     together): then offloadtool's directory must be exactly as before the step."""
@@ -313,6 +364,11 @@ def diff_case(name, steps, files, list_sorted=False, objects=(), ours_extra_chec
         os.makedirs(sumdir, exist_ok=True)
         for f in sorted(set(lf) & set(of)):
             if lf[f] == of[f]:
+                continue
+            if (objects == '*' or f in objects) and lf[f][:8] == of[f][:8] == b'!<arch>\n':
+                p = archive_difference(lf[f], of[f], sumdir)
+                if p:
+                    problems.append('%s: %s' % (f, p))
                 continue
             if (objects == '*' or f in objects) and is_object(lf[f]) and is_object(of[f]):
                 ls, os_ = object_summary(lf[f], sumdir), object_summary(of[f], sumdir)

@@ -1,0 +1,84 @@
+// Heterogeneous device archives (HDAs): unbundling `-type=a` as LLVM 19 does
+// (reference 2.16, 2.6, 1.6), and the native extraction of an archive's (or a
+// bundle's) device code into a folder.
+//
+// Archives are read with archive/ar_reader.h (not libarchive: it rejects GNU
+// long names containing '/', which clang-offload-packager --archive writes; see
+// that header) and written with archive/ar_writer.h, our own deterministic
+// writer, because it reproduces LLVM's bytes (symbol table, long-name table).
+//
+// Memory stays flat: members are views into the mapped archive and their
+// payloads are copied from there. Only compressed members (decompressed one at
+// a time) and host objects (whose bundle sections are stripped) are rewritten;
+// their results go to one scratch file in $TMPDIR, mapped for the final write.
+//
+// Errors inside a member name "<archive>(<member>)" and an offset inside the
+// archive.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bundler/offload_bundler.h"
+#include "target/bundle_id.h"
+
+namespace ot::bundler {
+
+// LLVM's sys::path::filename / stem / extension for POSIX paths: the last
+// component ("." when the path ends in '/', "/" for a path of slashes), the
+// component without its last extension ("." and ".." keep theirs), and that
+// extension with its dot.
+std::string_view path_filename(std::string_view path);
+std::string_view path_stem(std::string_view path);
+std::string_view path_extension(std::string_view path);
+
+// The name LLVM gives a device-archive member made from `bundle_id` found in
+// the archive member `member_name`:
+//   stem + "-" + bundle_id + stem + ext, with every ':' replaced by '_',
+// where stem/ext are those of filename(member_name), and ext becomes ".bc"
+// when the bundle's target ID contains "gfx", ".cubin" when it contains "sm_".
+std::string device_member_name(std::string_view member_name, std::string_view bundle_id);
+
+// -unbundle -type=a: one device archive per target, in the order of
+// config.outputs. Checks config.check_input_archive first. LLVM's messages;
+// nothing is written when anything fails.
+void unbundle_archive(const Config& config, const std::vector<target::BundleId>& targets);
+
+// -check-input-archive: in every member, the bundle IDs of its raw (not
+// decompressed) bundle must not conflict (reference 2.6), else LLVM's
+// "conflicting TargetIDs [a, b] found in <member> of <archive>".
+void check_input_archive(const Config& config);
+
+// ---------------------------------------------------------------------------
+// Extraction into a folder (native `offloadtool unbundle --extract-dir`).
+
+// A file name that stays inside its folder: '/', '\\', NUL and other control
+// characters become '_'; an empty name becomes "_"; "." and ".." get a leading
+// '_'. Every other name is kept as it is.
+std::string safe_file_name(std::string_view name);
+
+// `name`, or the first of "<stem>.1<ext>", "<stem>.2<ext>"... (stem/ext split as
+// path_stem/path_extension do) that is not in `taken`; the result is added to
+// `taken`. So duplicate names never overwrite each other, deterministically.
+std::string unique_file_name(const std::string& name, std::set<std::string>& taken);
+
+struct ExtractedFile {
+  std::string member;     // archive member name ("" for a bundle input)
+  std::string bundle_id;  // as stored
+  std::string path;       // written file: <dir>/<name>
+};
+
+// Writes the device code of `config.inputs[0]` (an archive or any bundle the
+// bundler reads) into `dir` (created if missing): every entry compatible with
+// one of `targets` (by LLVM's rules), or every entry when `targets` is empty.
+// Names are device_member_name(...) of the member (for a bundle: of the
+// input's file name), made safe and unique as above; host objects have their
+// bundle sections stripped, as in device archives. Fails when a target finds
+// nothing unless config.allow_missing_bundles. All files are committed
+// together: after an error nothing has been written.
+std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<target::BundleId>& targets,
+                                          const std::string& dir);
+
+}  // namespace ot::bundler

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""Differential test for heterogeneous device archives (clang-offload-bundler
+-unbundle -type=a, reference 2.16): offloadtool's personality against LLVM 19's
+bundler, through the harness of bundler_diff_test.py (imported, not copied):
+exit code, stdout, stderr and every file left behind, byte for byte.
+
+Also the native `offloadtool unbundle` on archives (same bytes as the
+personality) and its --extract-dir mode.
+
+Environment: OFFLOADTOOL = the offloadtool binary (required).
+Arguments:   [substring]  run only the cases whose name contains it.
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bundler_diff_test as bd  # noqa: E402  (the shared harness)
+
+HOST = bd.HOST
+G906 = 'hip-amdgcn-amd-amdhsa--gfx906'
+G90A = 'hip-amdgcn-amd-amdhsa--gfx90a'
+G1030 = 'hip-amdgcn-amd-amdhsa--gfx1030'
+OMP906 = 'openmp-amdgcn-amd-amdhsa--gfx906'
+SM70 = 'openmp-nvptx64-nvidia-cuda--sm_70'
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+
+def binary_bundle(entries):
+    """A binary bundle of (id, payload) in the given order (no alignment)."""
+    head = b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<Q', len(entries))
+    off = len(head) + sum(24 + len(i) for i, _ in entries)
+    meta, data = b'', b''
+    for ident, payload in entries:
+        ident = ident.encode() if isinstance(ident, str) else ident
+        meta += struct.pack('<QQQ', off + len(data), len(payload), len(ident)) + ident
+        data += payload
+    return head + meta + data
+
+
+def gnu_archive(members, long_table=None):
+    """A GNU archive; names longer than 15 bytes or holding '/' go to '//'."""
+    def header(name, size):
+        return (name.ljust(16) + b'0'.ljust(12) + b'0'.ljust(6) + b'0'.ljust(6) + b'644'.ljust(8) +
+                str(size).encode().ljust(10) + b'`\n')
+    longs, names = b'', []
+    for n, _ in members:
+        n = n.encode() if isinstance(n, str) else n
+        if len(n) > 15 or b'/' in n:
+            names.append(b'/%d' % len(longs))
+            longs += n + b'/\n'
+        else:
+            names.append(n + b'/')
+    if long_table is not None:
+        longs = long_table
+    out = b'!<arch>\n'
+    if longs:
+        out += header(b'//', len(longs)) + longs + (b'\n' if len(longs) % 2 else b'')
+    for h, (_, d) in zip(names, members):
+        out += header(h, len(d)) + d + (b'\n' if len(d) % 2 else b'')
+    return out
+
+
+def llvm_ar(members, name='lib.a'):
+    """An archive made by llvm-ar from files of these names (with symbol table)."""
+    d = tempfile.mkdtemp(dir=bd.SCRATCH)
+    for n, data in members:
+        with open(os.path.join(d, n), 'wb') as f:
+            f.write(data)
+    p = subprocess.run([bd.LLVM_BIN + '/llvm-ar', 'rc', name] + [n for n, _ in members], cwd=d, capture_output=True)
+    if p.returncode:
+        raise SystemExit('llvm-ar failed: %s' % p.stderr.decode())
+    with open(os.path.join(d, name), 'rb') as f:
+        return f.read()
+
+
+def make_inputs():
+    f = {}
+    host_o = bd.compile_object('x86_64-linux-gnu')
+    dev = {G906: b'gfx906 code object\n', G90A: b'gfx90a code\n' * 7, G1030: b'rdna2\n',
+           OMP906: b'openmp gfx906\n', SM70: b'ptx for sm_70 \x00\x01\n'}
+    # an object with host + device bundles (the HIP -fgpu-rdc output)
+    f['obj'] = bd.llvm_bundle(['-type=o', '-targets=%s,%s,%s' % (HOST, G906, G90A), '-input=h', '-input=a',
+                               '-input=b'], {'h': host_o, 'a': dev[G906], 'b': dev[G90A]})
+    f['obj_omp'] = bd.llvm_bundle(['-type=o', '-targets=%s,%s,%s' % (HOST, OMP906, SM70), '-input=h', '-input=a',
+                                   '-input=b'], {'h': host_o, 'a': dev[OMP906], 'b': dev[SM70]})
+    f['bc'] = bd.llvm_bundle(['-type=bc', '-targets=%s,%s,%s' % (G906, G1030, G90A + ':xnack+'), '-input=a',
+                              '-input=b', '-input=c'], {'a': dev[G906], 'b': dev[G1030], 'c': dev[G90A]})
+    f['ccob'] = bd.llvm_bundle(['-type=bc', '-compress', '-targets=%s,%s' % (G906, G1030), '-input=a', '-input=b'],
+                               {'a': dev[G906] * 40, 'b': dev[G1030]})
+    f['ccob_obj'] = bd.llvm_bundle(['-type=o', '-compress', '-targets=%s,%s' % (HOST, G906), '-input=/dev/null',
+                                    '-input=a'], {'a': dev[G906]})
+    f['hostbc'] = bd.llvm_bundle(['-type=bc', '-targets=%s,%s' % (HOST, G906), '-input=a', '-input=b'],
+                                 {'a': b'host side bytes\n', 'b': dev[G906]})
+    f['plain_o'] = host_o
+    f['text'] = b'just a text file, not a bundle\n'
+    f['conflict'] = binary_bundle([(G906, b'A'), (G906 + ':xnack+', b'B'), (G90A + ':sramecc+', b'C')])
+    f['no_conflict'] = binary_bundle([(G906 + ':xnack-', b'A'), (G906 + ':xnack+', b'B')])
+    return f
+
+
+# ---------------------------------------------------------------------------
+# Cases
+
+def unbundle_argv(targets, flags=(), inp='lib.a'):
+    return (['-type=a', '-unbundle', '-targets=' + ','.join(targets), '-input=' + inp] +
+            ['-output=o%d.a' % i for i in range(len(targets))] + list(flags))
+
+
+def archive_cases(f):
+    mixed = llvm_ar([('ob.o', f['obj']), ('bb.bc', f['bc']), ('cb.bc', f['ccob']), ('t.txt', f['text']),
+                     ('plain.o', f['plain_o']), ('hb.bc', f['hostbc']), ('co.o', f['ccob_obj']),
+                     ('om.o', f['obj_omp'])])
+    target_sets = [
+        [G906], [G90A], [G90A + ':xnack+'], [G1030], [HOST], [OMP906], [SM70],
+        [G906, G90A], [HOST, G906, G1030], [G906 + ':xnack+', G906 + ':xnack-'],
+        ['hipv4-amdgcn-amd-amdhsa--gfx906'], [G906 + ':sramecc+:xnack-', G1030, SM70],
+        ['openmp-x86_64-pc-linux-gnu'],
+    ]
+    for targets in target_sets:
+        for flags in ([], ['-allow-missing-bundles']):
+            bd.diff_case('hda mixed %s %s' % (','.join(targets), ' '.join(flags)),
+                         [unbundle_argv(targets, flags)], {'lib.a': mixed}, objects='*')
+    bd.diff_case('hda hip-openmp-compatible', [unbundle_argv([OMP906, G906], ['-hip-openmp-compatible'])],
+                 {'lib.a': mixed})
+    bd.diff_case('hda verbose', [unbundle_argv([G906], ['-verbose'])], {'lib.a': mixed})
+    bd.diff_case('hda missing target', [unbundle_argv([G906, 'hip-amdgcn-amd-amdhsa--gfx1100'])], {'lib.a': mixed})
+    bd.diff_case('hda missing target allowed', [unbundle_argv([G906, 'hip-amdgcn-amd-amdhsa--gfx1100'],
+                                                              ['-allow-missing-bundles'])], {'lib.a': mixed})
+    bd.diff_case('hda empty archive', [unbundle_argv([G906])], {'lib.a': b'!<arch>\n'})
+    bd.diff_case('hda empty archive allowed', [unbundle_argv([G906, HOST], ['-allow-missing-bundles'])],
+                 {'lib.a': b'!<arch>\n'})
+    # existing outputs are untouched when a later target finds nothing
+    # (LLVM writes o0.a before it fails on the second target; offloadtool writes nothing)
+    kept = {'lib.a': mixed, 'o0.a': b'old 0\n', 'o1.a': b'old 1\n'}
+    bd.ours_case('hda existing outputs kept on error', [unbundle_argv([G906, 'hip-amdgcn-amd-amdhsa--gfx1100'])],
+                 kept, bd.clean_error(kept))
+    # member names: paths, dots, colons, long and short, duplicates
+    names = ['dir/x.bc', '.bc', 'noext', 'a.b.c', '..', '.', 'x/', 'dir/sub/.hidden', 'n:m.o', 'dir/x.bc', 's.o',
+             '/abs/p.o', '../up.o', 'a_very_long_member_name_indeed.bc']
+    b = binary_bundle([(G906, b'x' * 5), (HOST, b'host')])
+    bd.diff_case('hda member names', [unbundle_argv([G906, HOST])], {'lib.a': gnu_archive([(n, b) for n in names])})
+    # a nested archive is not a bundle: skipped, as by LLVM
+    nested = gnu_archive([('inner.a', gnu_archive([('a.bc', b)])), ('b.bc', b)])
+    bd.diff_case('hda nested archive', [unbundle_argv([G906])], {'lib.a': nested})
+    # several entries of one member compatible with one target (file order vs StringMap order)
+    many = binary_bundle([(G906 + ':xnack+', b'1'), (G906, b'2'), ('hip-amdgcn-amd-amdhsa--gfx906:sramecc+', b'3')])
+    bd.diff_case('hda several entries one target', [unbundle_argv([G906 + ':sramecc+:xnack+'])],
+                 {'lib.a': gnu_archive([('m.bc', many)])})
+    # symbol tables: host objects bring one, device blobs none
+    bd.diff_case('hda host objects only', [unbundle_argv([HOST])],
+                 {'lib.a': llvm_ar([('a.o', f['obj']), ('b.o', f['obj_omp'])])}, objects='*')
+    # an object too damaged to be one is no bundle for LLVM either
+    bd.diff_case('hda truncated object member', [unbundle_argv([G906], ['-allow-missing-bundles'])],
+                 {'lib.a': gnu_archive([('o.o', f['obj'][:200]), ('b.bc', f['bc'])])})
+    # -check-input-archive
+    conflicting = gnu_archive([('bb.bc', f['bc']), ('sub/conflicting_member.bc', f['conflict'])])
+    for targets in ([G906], [G906 + ':xnack+']):
+        bd.diff_case('hda check-input-archive conflict %s' % targets[0],
+                     [unbundle_argv(targets, ['-check-input-archive'])], {'lib.a': conflicting})
+        bd.diff_case('hda conflict unchecked %s' % targets[0], [unbundle_argv(targets)], {'lib.a': conflicting})
+    bd.diff_case('hda check-input-archive ok', [unbundle_argv([G906 + ':xnack+'], ['-check-input-archive'])],
+                 {'lib.a': gnu_archive([('m.bc', f['no_conflict']), ('c.bc', f['ccob'])])})
+    # validation order around -type=a
+    for argv in (['-type=a', '-targets=' + G906, '-input=lib.a', '-output=o.a'],
+                 ['-type=a', '-check-input-archive', '-targets=' + G906, '-input=lib.a', '-output=o.a'],
+                 ['-type=o', '-unbundle', '-check-input-archive', '-targets=' + G906, '-input=lib.a', '-output=o.a'],
+                 ['-type=a', '-unbundle', '-targets=' + G906, '-input=lib.a', '-input=x', '-output=o.a'],
+                 ['-type=a', '-unbundle', '-targets=%s,%s' % (G906, G906), '-input=lib.a', '-output=o.a',
+                  '-output=p.a'],
+                 ['-type=a', '-unbundle', '-targets=%s,%s' % (G906, G906 + ':xnack+'), '-input=lib.a',
+                  '-output=o.a', '-output=p.a'],
+                 ['-type=a', '-unbundle', '-targets=%s,%s' % (HOST, HOST + '-'), '-input=lib.a', '-output=o.a',
+                  '-output=p.a'],
+                 ['-type=a', '-unbundle', '-targets=' + G906, '-input=missing.a', '-output=o.a'],
+                 ['-type=a', '-list', '-input=lib.a']):
+        bd.diff_case('hda validation %s' % ' '.join(argv), [argv], {'lib.a': mixed, 'x': b''})
+
+
+def malformed_archive_cases(f):
+    """Bad archives: offloadtool reports one error naming the file, the member
+    where one is known, and the offset; nothing is written. LLVM's wording
+    differs (or LLVM accepts the input), so only offloadtool is asserted."""
+    b = binary_bundle([(G906, b'x' * 5)])
+    good = gnu_archive([('a_long_member_name.bc', b), ('b.bc', b)])
+    bad_size = bytearray(gnu_archive([('a.bc', b)]))
+    i = bad_size.index(b'644')
+    bad_size[i + 8:i + 18] = b'9999'.ljust(10)
+    bad_digit = bytearray(bad_size)
+    bad_digit[i + 8:i + 18] = b'12x'.ljust(10)
+    bad_bundle = gnu_archive([('m.bc', b[:40])])
+    bad_ccob = gnu_archive([('c.bc', f['ccob'][:-10])])
+    cases = {
+        'too small': (b'abc', None),
+        'not an archive': (f['plain_o'], None),
+        'truncated header': (good[:100], None),
+        'size past end': (bytes(bad_size), None),
+        'size not decimal': (bytes(bad_digit), None),
+        'long name offset out of range': (gnu_archive([('a_long_member_name.bc', b)], long_table=b''), None),
+        'long name offset past table': (gnu_archive([('a_long_member_name.bc', b), ('another_long_name.bc', b)],
+                                                    long_table=b'ab/\n'), None),
+        'long name unterminated': (gnu_archive([('a_long_member_name.bc', b)],
+                                               long_table=b'a_long_member_name.bc'), None),
+        'thin archive': (b'!<thin>\n' + good[8:], None),
+        'truncated bundle in member': (bad_bundle, 'm.bc'),
+        'truncated compressed member': (bad_ccob, 'c.bc'),
+    }
+    for name, (data, member) in cases.items():
+        for flags in ([], ['-allow-missing-bundles']):
+            bd.ours_case('hda malformed %s %s' % (name, ' '.join(flags)),
+                         [unbundle_argv([G906], flags)], {'lib.a': data},
+                         bd.clean_error({'lib.a': data}, mention='lib.a' + ('(%s)' % member if member else '')))
+            bd.ours_case('hda malformed %s existing output %s' % (name, ' '.join(flags)),
+                         [unbundle_argv([G906], flags)], {'lib.a': data, 'o0.a': b'keep me\n'},
+                         bd.clean_error({'lib.a': data, 'o0.a': b'keep me\n'}))
+
+
+# ---------------------------------------------------------------------------
+# Native offloadtool unbundle
+
+def run_ours(argv, cwd):
+    p = subprocess.run([os.path.abspath(os.environ['OFFLOADTOOL'])] + argv, cwd=cwd, capture_output=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def native_cases(f):
+    mixed = llvm_ar([('ob.o', f['obj']), ('bb.bc', f['bc']), ('cb.bc', f['ccob']), ('t.txt', f['text'])])
+
+    def same_as_personality(index):
+        d = tempfile.mkdtemp(dir=bd.SCRATCH)
+        with open(os.path.join(d, 'lib.a'), 'wb') as fh:
+            fh.write(mixed)
+        p = subprocess.run([bd.LLVM_BUNDLER] + unbundle_argv([G906, HOST]), cwd=d, capture_output=True)
+        if p.returncode:
+            return 'llvm failed: %s' % p.stderr, None
+        rc, out, err = run_ours(['unbundle', 'lib.a', '-t', G906 + '=n0.a', '-t', HOST + '=n1.a'], d)
+        if rc:
+            return 'native unbundle failed: %s' % err.decode(), None
+        for a, b in (('o0.a', 'n0.a'), ('o1.a', 'n1.a')):
+            if open(os.path.join(d, a), 'rb').read() != open(os.path.join(d, b), 'rb').read():
+                return '%s differs from LLVM\'s %s' % (b, a), None
+        shutil.rmtree(d)
+        return None, None
+    bd.CASES.append(('native unbundle archive = LLVM', same_as_personality))
+
+    def extract(index):
+        d = tempfile.mkdtemp(dir=bd.SCRATCH)
+        with open(os.path.join(d, 'lib.a'), 'wb') as fh:
+            fh.write(mixed)
+        subprocess.run([bd.LLVM_BUNDLER] + unbundle_argv([G906]), cwd=d, check=True, capture_output=True)
+        os.makedirs(os.path.join(d, 'ref'))
+        subprocess.run([bd.LLVM_BIN + '/llvm-ar', 'x', '../o0.a'], cwd=os.path.join(d, 'ref'), check=True)
+        rc, out, err = run_ours(['unbundle', 'lib.a', '--extract-dir', 'x', '--target', G906, '-v'], d)
+        if rc:
+            return 'extract failed: %s' % err.decode(), None
+        ref, got = sorted(os.listdir(os.path.join(d, 'ref'))), sorted(os.listdir(os.path.join(d, 'x')))
+        if ref != got:
+            return 'extracted %s, LLVM\'s device archive holds %s' % (got, ref), None
+        for n in ref:
+            if open(os.path.join(d, 'ref', n), 'rb').read() != open(os.path.join(d, 'x', n), 'rb').read():
+                return 'extracted %s differs from the device archive member' % n, None
+        if len(out.splitlines()) != len(ref):
+            return '-v printed %r' % out, None
+        # all entries, then a missing target: nothing new is written
+        rc, out, err = run_ours(['unbundle', 'lib.a', '--extract-dir', 'all'], d)
+        if rc or len(os.listdir(os.path.join(d, 'all'))) != 3 + 3 + 2:
+            return 'extract all: rc=%s %s %s' % (rc, os.listdir(os.path.join(d, 'all')), err.decode()), None
+        rc, out, err = run_ours(['unbundle', 'lib.a', '--extract-dir', 'none', '--target', G906, '--target',
+                                 'hip-amdgcn-amd-amdhsa--gfx1100'], d)
+        if rc != 1 or os.listdir(os.path.join(d, 'none')):
+            return 'missing target: rc=%s left %s' % (rc, os.listdir(os.path.join(d, 'none'))), None
+        # a bundle input: named after the input file
+        with open(os.path.join(d, 'k.bc'), 'wb') as fh:
+            fh.write(f['bc'])
+        rc, out, err = run_ours(['unbundle', 'k.bc', '--extract-dir', 'b'], d)
+        want = sorted(['k-%sk.bc' % G906, 'k-%sk.bc' % G1030, 'k-%s_xnack+k.bc' % G90A])
+        if rc or sorted(os.listdir(os.path.join(d, 'b'))) != want:
+            return 'bundle extract: %s' % os.listdir(os.path.join(d, 'b')), None
+        shutil.rmtree(d)
+        return None, None
+    bd.CASES.append(('native extract-dir', extract))
+
+
+def main():
+    ours_exe = os.environ.get('OFFLOADTOOL')
+    if not ours_exe or not os.access(ours_exe, os.X_OK):
+        print('OFFLOADTOOL must name the offloadtool binary')
+        return 1
+    for tool in (bd.LLVM_BUNDLER, bd.LLVM_BIN + '/llvm-ar', bd.LLVM_BIN + '/clang'):
+        if not os.access(tool, os.X_OK):
+            print('%s is missing (apt-get install clang-19 llvm-19)' % tool)
+            return 1
+    bd.SCRATCH = tempfile.mkdtemp(prefix='bundler-archive-diff-')
+    try:
+        bd.LLVM = bd.Side(bd.SCRATCH, 'llvm', bd.LLVM_BUNDLER)
+        bd.OURS = bd.Side(bd.SCRATCH, 'ours', os.path.abspath(ours_exe))
+        f = make_inputs()
+        archive_cases(f)
+        malformed_archive_cases(f)
+        if bd.selected('native'):
+            native_cases(f)
+        passed, failed = bd.run_all()
+    finally:
+        if not os.environ.get('BUNDLER_DIFF_KEEP'):
+            shutil.rmtree(bd.SCRATCH, ignore_errors=True)
+    print('%d passed, %d failed' % (passed, len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
