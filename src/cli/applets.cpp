@@ -11,6 +11,7 @@ namespace {
 // drives dispatch, `offloadtool --help` and "did you mean".
 constexpr Applet kApplets[] = {
     {"bundle", "bundle host and device files into one file", &tools::run_bundle},
+    {"compat", "check and explain target-ID compatibility", &tools::run_compat},
     {"compress", "compress, decompress, recompress or describe bundles", &tools::run_compress},
     {"list", "list the entries of a bundle", &tools::run_list},
     {"package", "create, extract or list offload binaries", &tools::run_package},

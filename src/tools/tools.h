@@ -6,6 +6,7 @@
 namespace ot::tools {
 
 int run_bundle(const cli::Invocation&);
+int run_compat(const cli::Invocation&);
 int run_compress(const cli::Invocation&);
 int run_list(const cli::Invocation&);
 int run_unbundle(const cli::Invocation&);

@@ -1,0 +1,362 @@
+// offloadtool compat: target-ID knowledge for people whose GPU "finds no code
+// object": is a code object compatible with a GPU (and why), canonical
+// spellings, which entry of a file a runtime would load, composition rules of
+// bundles, and the local GPUs' target IDs from the kernel driver.
+//
+//   offloadtool compat check <code-object-id> <target-id> [--explain] [--bundler] [--hip-openmp-compatible] [--json]
+//   offloadtool compat canonical <target-id>... [--json]
+//   offloadtool compat select <file> --target <id> [--bundler] [--hip-openmp-compatible] [--json]
+//   offloadtool compat verify <file>... [--json]
+//   offloadtool compat detect [--sysfs <dir>] [--xnack on|off] [--json]
+//
+// Exit codes: 0 yes / found / clean; 1 check: not compatible, select: nothing
+// fits, verify: violations, detect: no AMD GPU; 2 errors (bad IDs, unreadable
+// or malformed files, usage).
+//
+// --json prints one object, schema "offloadtool-compat/1" (fields are only
+// ever added within a version); errors still go to stderr with exit 2:
+//   spec    = {"text", "form": "bundle-id"|"target-id", "kind", "triple", "processor",
+//              "features": {"sramecc": "any"|"on"|"off", "xnack": ...}, "canonical",
+//              "generic": bool, "known_to_llvm19": bool}
+//   check   = {"schema", "command": "check", "rules": "runtime"|"bundler19", "code_object": spec,
+//              "target": spec, "compatible": bool, "generic": bool,
+//              "steps": [{"rule", "verdict": "pass"|"fail"|"skip", "detail"}]}
+//   canonical = {"schema", "command": "canonical", "results": [{"input", "canonical": string|null, "error": string|null}]}
+//   select  = {"schema", "command": "select", "file", "rules", "target": spec, "selected": index|null,
+//              "entries": [{"index", "id", "location", "offset", "size", "compressed", "verdict":
+//              "selected"|"compatible"|"rejected", "reason", "canonical": string|null}], "hint": string|null}
+//   verify  = {"schema", "command": "verify", "files": [{"file", "containers": [{"name", "ids": [..]}],
+//              "findings": [{"rule", "severity": "error"|"warning", "container", "ids": [..], "message"}]}],
+//              "violations": n, "warnings": n}
+//   detect  = {"schema", "command": "detect", "topology", "found_topology": bool, "cpu_nodes": [n..],
+//              "gpus": [{"node", "gfx_target_version", "processor", "target_id", "apu", "vendor_id", "device_id",
+//              "sramecc": "on"|"off"|null, "xnack": "on"|"off"|"any"|null, "note": string|null}]}
+// Numbers are decimal; strings are escaped as JSON requires (bytes that are not
+// printable ASCII as \u00XX).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/diagnostics.h"
+#include "compat/detect.h"
+#include "compat/entries.h"
+#include "compat/select.h"
+#include "compat/target_spec.h"
+#include "support/mapped_file.h"
+#include "target/processors.h"
+#include "tools/native_bundler_options.h"
+#include "tools/tools.h"
+
+namespace ot::tools {
+namespace {
+
+constexpr std::string_view kSchema = "offloadtool-compat/1";
+
+std::string js(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c >= 0x7f) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+std::string js_or_null(const std::string& s) { return s.empty() ? "null" : js(s); }
+const char* jb(bool b) { return b ? "true" : "false"; }
+
+void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+std::string spec_json(const compat::TargetSpec& s) {
+  std::string features;
+  for (std::string_view f : target::kTargetFeatures)
+    features += fmt::format("{}{}: {}", features.empty() ? "" : ", ", js(f), js(s.feature_setting(f)));
+  bool llvm19 = s.family == compat::Family::Amdgpu   ? target::known_to_llvm19(s.processor)
+                : s.family == compat::Family::Nvptx ? target::parse_nvptx_arch(s.processor)->known_to_llvm19
+                                                    : true;
+  return fmt::format(
+      "{{\"text\": {}, \"form\": {}, \"kind\": {}, \"triple\": {}, \"processor\": {}, \"features\": {{{}}}, "
+      "\"canonical\": {}, \"generic\": {}, \"known_to_llvm19\": {}}}",
+      js(s.text), js(s.bundle_id ? "bundle-id" : "target-id"), js(s.kind), js(s.triple), js(s.processor), features,
+      js(s.canonical()), jb(s.is_generic()), jb(llvm19));
+}
+
+std::string describe(const compat::TargetSpec& s) {
+  std::string out = s.bundle_id ? fmt::format("kind {}, triple {}, ", s.kind, s.triple) : "bare target ID, ";
+  out += s.processor.empty() ? "no processor" : "processor " + s.processor;
+  if (s.family == compat::Family::Amdgpu)
+    for (std::string_view f : target::kTargetFeatures) out += fmt::format(", {} {}", f, s.feature_setting(f));
+  return out;
+}
+
+compat::CheckOptions check_options(bool bundler, bool hip_openmp) {
+  compat::CheckOptions o;
+  o.rules = bundler ? compat::Rules::Bundler19 : compat::Rules::Runtime;
+  o.hip_openmp_compatible = hip_openmp;
+  return o;
+}
+
+int do_check(const std::string& code_text, const std::string& target_text, bool explain, bool as_json,
+             const compat::CheckOptions& o) {
+  compat::TargetSpec code = compat::parse_spec(code_text), target = compat::parse_spec(target_text);
+  compat::CheckResult r = compat::check(code, target, o);
+  const char* rules = o.rules == compat::Rules::Bundler19 ? "bundler19" : "runtime";
+  if (as_json) {
+    std::string steps;
+    for (const compat::Step& s : r.steps)
+      steps += fmt::format("{}\n    {{\"rule\": {}, \"verdict\": {}, \"detail\": {}}}", steps.empty() ? "" : ",",
+                           js(s.rule), js(s.verdict), js(s.detail));
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"check\",\n  \"rules\": {},\n  \"code_object\": {},\n"
+                      "  \"target\": {},\n  \"compatible\": {},\n  \"generic\": {},\n  \"steps\": [{}\n  ]\n}}\n",
+                      js(kSchema), js(rules), spec_json(code), spec_json(target), jb(r.compatible), jb(r.generic),
+                      steps));
+  } else if (explain) {
+    std::string out = fmt::format("code object: {} ({})\ntarget:      {} ({})\nrules:       {}\n", code.text,
+                                  describe(code), target.text, describe(target),
+                                  o.rules == compat::Rules::Bundler19 ? "LLVM 19's clang-offload-bundler"
+                                                                      : "the HIP and OpenMP runtimes");
+    for (const compat::Step& s : r.steps) out += fmt::format("  {:<18}{:<6}{}\n", s.rule, s.verdict, s.detail);
+    out += r.compatible ? "compatible\n" : "not compatible\n";
+    print(out);
+  } else {
+    print(r.compatible ? "compatible\n" : fmt::format("not compatible: {}\n", r.reason()));
+  }
+  return r.compatible ? 0 : 1;
+}
+
+int do_canonical(const std::vector<std::string>& ids, bool as_json, const std::string& prog) {
+  int rc = 0;
+  std::string items;
+  for (const std::string& id : ids) {
+    std::string canonical, error;
+    try {
+      canonical = compat::parse_spec(id).canonical();
+    } catch (const Error& e) {
+      error = e.message();
+      rc = 2;
+    }
+    if (as_json) {
+      items += fmt::format("{}\n    {{\"input\": {}, \"canonical\": {}, \"error\": {}}}", items.empty() ? "" : ",", js(id),
+                           error.empty() ? js(canonical) : "null", js_or_null(error));
+    } else if (error.empty()) {
+      print(canonical + "\n");
+    } else {
+      cli::print_error(prog, error);
+    }
+  }
+  if (as_json)
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"canonical\",\n  \"results\": [{}\n  ]\n}}\n", js(kSchema),
+                      items));
+  return rc;
+}
+
+std::vector<compat::FoundContainer> read_containers(const std::string& path) {
+  auto in = InputFile::open(path);
+  return compat::find_containers(in->bytes(), path);
+}
+
+int do_select(const std::string& path, const std::string& target_text, bool as_json, const compat::CheckOptions& o) {
+  compat::TargetSpec target = compat::parse_spec(target_text);
+  compat::Selection s = compat::select_entry(read_containers(path), target, o);
+  if (as_json) {
+    std::string entries;
+    for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+      const compat::Candidate& c = s.candidates[i];
+      entries += fmt::format(
+          "{}\n    {{\"index\": {}, \"id\": {}, \"location\": {}, \"offset\": {}, \"size\": {}, \"compressed\": {}, "
+          "\"verdict\": {}, \"reason\": {}, \"canonical\": {}}}",
+          i == 0 ? "" : ",", i, js(c.entry.id), js(c.entry.location()), c.entry.offset, c.entry.size,
+          jb(c.entry.compressed), js(c.verdict), js_or_null(c.reason), c.spec ? js(c.spec->canonical()) : "null");
+    }
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"select\",\n  \"file\": {},\n  \"rules\": {},\n"
+                      "  \"target\": {},\n  \"selected\": {},\n  \"entries\": [{}\n  ],\n  \"hint\": {}\n}}\n",
+                      js(kSchema), js(path), js(o.rules == compat::Rules::Bundler19 ? "bundler19" : "runtime"),
+                      spec_json(target), s.chosen ? std::to_string(*s.chosen) : "null", entries, js_or_null(s.hint)));
+  } else {
+    std::string out;
+    if (s.chosen) {
+      const compat::Candidate& c = s.candidates[*s.chosen];
+      out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", c.entry.id, c.entry.location(), c.entry.size,
+                         c.entry.offset, c.entry.compressed ? " of the decompressed bundle" : "");
+    } else {
+      out += fmt::format("no entry of {} fits {}\n", path, target.text);
+    }
+    for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+      if (s.chosen && i == *s.chosen) continue;
+      const compat::Candidate& c = s.candidates[i];
+      out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected", c.entry.id,
+                         c.entry.location(), c.reason);
+    }
+    if (!s.hint.empty()) out += fmt::format("hint: {}\n", s.hint);
+    print(out);
+  }
+  return s.chosen ? 0 : 1;
+}
+
+int do_verify(const std::vector<std::string>& paths, bool as_json) {
+  std::size_t violations = 0, warnings = 0, entries = 0, containers = 0;
+  std::string files_json, text;
+  for (const std::string& path : paths) {
+    auto found = read_containers(path);
+    auto findings = compat::verify_containers(found);
+    std::string cj, fj;
+    for (const compat::FoundContainer& c : found) {
+      ++containers;
+      entries += c.entries.size();
+      std::string ids;
+      for (const compat::FoundEntry& e : c.entries) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", js(e.id));
+      cj += fmt::format("{}\n        {{\"name\": {}, \"ids\": [{}]}}", cj.empty() ? "" : ",", js(c.name), ids);
+    }
+    for (const compat::Finding& f : findings) {
+      (f.severity == "error" ? violations : warnings)++;
+      std::string ids;
+      for (const std::string& id : f.ids) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", js(id));
+      fj += fmt::format("{}\n        {{\"rule\": {}, \"severity\": {}, \"container\": {}, \"ids\": [{}], \"message\": {}}}",
+                        fj.empty() ? "" : ",", js(f.rule), js(f.severity), js(f.container), ids, js(f.message));
+      text += fmt::format("{}: {}: {} [{}]\n", f.container, f.severity, f.message, f.rule);
+    }
+    files_json += fmt::format("{}\n    {{\"file\": {},\n      \"containers\": [{}\n      ],\n      \"findings\": [{}\n      ]}}",
+                              files_json.empty() ? "" : ",", js(path), cj, fj);
+  }
+  if (as_json) {
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"verify\",\n  \"files\": [{}\n  ],\n  \"violations\": {},\n"
+                      "  \"warnings\": {}\n}}\n",
+                      js(kSchema), files_json, violations, warnings));
+  } else {
+    text += violations != 0
+                ? fmt::format("{} violation{}, {} warning{}\n", violations, violations == 1 ? "" : "s", warnings,
+                              warnings == 1 ? "" : "s")
+                : fmt::format("ok: {} entr{} in {} container{} follow the composition rules{}\n", entries,
+                              entries == 1 ? "y" : "ies", containers, containers == 1 ? "" : "s",
+                              warnings ? fmt::format(" ({} warning{})", warnings, warnings == 1 ? "" : "s") : "");
+    print(text);
+  }
+  return violations ? 1 : 0;
+}
+
+int do_detect(const std::string& root, const std::string& xnack_text, bool as_json, const std::string& prog) {
+  std::optional<bool> xnack;
+  std::string source = "--xnack";
+  std::string value = xnack_text;
+  if (value.empty()) {
+    const char* env = std::getenv("HSA_XNACK");
+    if (env && *env) {
+      value = env;
+      source = "HSA_XNACK";
+    }
+  }
+  if (value == "on" || value == "1" || value == "+") {
+    xnack = true;
+  } else if (value == "off" || value == "0" || value == "-") {
+    xnack = false;
+  } else if (!value.empty()) {
+    throw Error({}, fmt::format("{}: '{}' is not on or off (1 or 0)", source, value));
+  }
+  compat::DetectResult r = compat::detect(root, xnack);
+  if (as_json) {
+    std::string gpus, cpus;
+    for (std::uint32_t n : r.cpu_nodes) cpus += fmt::format("{}{}", cpus.empty() ? "" : ", ", n);
+    for (const compat::DetectedGpu& g : r.gpus) {
+      std::string xn = !g.xnack_supported ? "null" : g.xnack ? js(*g.xnack ? "on" : "off") : js("any");
+      gpus += fmt::format(
+          "{}\n    {{\"node\": {}, \"gfx_target_version\": {}, \"processor\": {}, \"target_id\": {}, \"apu\": {}, "
+          "\"vendor_id\": {}, \"device_id\": {}, \"sramecc\": {}, \"xnack\": {}, \"note\": {}}}",
+          gpus.empty() ? "" : ",", g.node, g.gfx_target_version, js(g.processor), js(g.target_id), jb(g.apu),
+          g.vendor_id, g.device_id, g.sramecc ? js(*g.sramecc ? "on" : "off") : "null", xn, js_or_null(g.note));
+    }
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"detect\",\n  \"topology\": {},\n  \"found_topology\": {},\n"
+                      "  \"cpu_nodes\": [{}],\n  \"gpus\": [{}\n  ]\n}}\n",
+                      js(kSchema), js(r.topology), jb(r.found_topology), cpus, gpus));
+  } else {
+    std::string out;
+    for (const compat::DetectedGpu& g : r.gpus) {
+      out += fmt::format("node {}: {} (gfx_target_version {}{}, device 0x{:04x})\n", g.node,
+                         g.target_id.empty() ? "unknown" : g.target_id, g.gfx_target_version, g.apu ? ", APU" : "",
+                         g.device_id);
+      if (!g.note.empty()) out += fmt::format("  note: {}\n", g.note);
+    }
+    print(out);
+    if (!r.found_topology)
+      cli::print_error(prog, fmt::format("no amdkfd topology at {} (is the amdgpu driver loaded?)", r.topology));
+    else if (r.gpus.empty())
+      cli::print_error(prog, fmt::format("no AMD GPU in {}", r.topology));
+  }
+  return r.gpus.empty() ? 1 : 0;
+}
+
+}  // namespace
+
+int run_compat(const cli::Invocation& inv) {
+  CLI::App app{"Target-ID compatibility: check a code object against a GPU and explain the verdict, canonical\n"
+               "spellings, which entry of a file a runtime loads, bundle composition rules, and the local AMD GPUs.\n\n"
+               "Exit codes: 0 compatible / selected / clean / GPU found; 1 not compatible (check), nothing fits\n"
+               "(select), violations (verify), no AMD GPU (detect); 2 errors: malformed or unknown target IDs,\n"
+               "unreadable or malformed files, usage errors.\n"};
+  app.name(inv.prog);
+  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.require_subcommand(1);
+
+  std::string code_text, target_text, file, sysfs = "/sys", xnack;
+  std::vector<std::string> ids, files;
+  bool explain = false, as_json = false, bundler = false, hip_openmp = false;
+  const std::string json_help = "machine-readable output (schema offloadtool-compat/1)";
+  const std::string bundler_help = "LLVM 19 clang-offload-bundler's rules (no generic targets, no CUDA sm rules)";
+
+  CLI::App* check = app.add_subcommand("check", "is a code object compatible with a target? (exit 0 yes, 1 no, 2 error)");
+  check->add_option("code-object", code_text, "bundle entry ID or target ID of the code object")->required();
+  check->add_option("target", target_text, "bundle entry ID or target ID of the GPU")->required();
+  check->add_flag("--explain", explain, "print each rule and its verdict");
+  check->add_flag("--bundler", bundler, bundler_help);
+  check->add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
+  check->add_flag("--json", as_json, json_help);
+
+  CLI::App* canonical = app.add_subcommand("canonical", "canonical spellings (exit 2 if any ID is malformed)");
+  canonical->add_option("id", ids, "bundle entry IDs or target IDs")->required();
+  canonical->add_flag("--json", as_json, json_help);
+
+  CLI::App* select = app.add_subcommand("select", "which entry a runtime loads for a GPU (exit 1 when none fits)");
+  select->add_option("file", file, "bundle, compressed bundle, archive, object or executable ('-' = stdin)")->required();
+  select->add_option("-t,--target", target_text, "the GPU's target ID (or a bundle entry ID)")->required();
+  select->add_flag("--bundler", bundler, bundler_help);
+  select->add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
+  select->add_flag("--json", as_json, json_help);
+
+  CLI::App* verify = app.add_subcommand("verify", "check bundle composition rules (exit 1 on violations)");
+  verify->add_option("file", files, "bundles, archives, objects or executables")->required();
+  verify->add_flag("--json", as_json, json_help);
+
+  CLI::App* detect = app.add_subcommand("detect", "the local AMD GPUs' target IDs from amdkfd's sysfs topology");
+  detect->add_option("--sysfs", sysfs, "the sysfs root to read (default /sys)");
+  detect->add_option("--xnack", xnack, "the xnack mode processes run with: on or off (default: HSA_XNACK, else any)");
+  detect->add_flag("--json", as_json, json_help);
+
+  // run_native maps every failure to 1; compat's errors are 2, so that 1 keeps
+  // meaning "no" (not compatible, nothing fits, violations).
+  bool started = false, finished = false;
+  int rc = run_native(app, inv, [&] {
+    started = true;
+    int r = 0;
+    if (check->parsed())
+      r = do_check(code_text, target_text, explain, as_json, check_options(bundler, hip_openmp));
+    else if (canonical->parsed())
+      r = do_canonical(ids, as_json, inv.prog);
+    else if (select->parsed())
+      r = do_select(file, target_text, as_json, check_options(bundler, hip_openmp));
+    else if (verify->parsed())
+      r = do_verify(files, as_json);
+    else
+      r = do_detect(sysfs, xnack, as_json, inv.prog);
+    finished = true;
+    return r;
+  });
+  if (rc != 0 && (!started || !finished)) return 2;  // a usage error, or an error the runner reported
+  return rc;
+}
+
+}  // namespace ot::tools
