@@ -37,7 +37,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
   auto check_hash = [&](const DecodedCcob& d, std::uint64_t base) {
     if (d.hash_matches()) return;
     Error e = hash_mismatch_error(d, input, base);
-    if (!options.ignore_hash) throw e;
+    if (options.hash == RecodeOptions::Hash::Check) throw e;
     if (options.warn) options.warn(e.what());
   };
   for (const formats::BundleSpan& s : spans) {
@@ -55,7 +55,9 @@ void recode_file(const std::string& input, const std::string& output, const Reco
           break;
         }
         // Streamed: memory stays at the codec's buffers and the frame's window.
-        check_hash(decode_ccob(item, input, s.offset, [&](Bytes b) { out.write(b); }), s.offset);
+        check_hash(decode_ccob(item, input, s.offset, [&](Bytes b) { out.write(b); },
+                               options.hash != RecodeOptions::Hash::Skip),
+                   s.offset);
         break;
       case Action::Recompress: {
         if (!s.compressed) {
@@ -65,7 +67,9 @@ void recode_file(const std::string& input, const std::string& output, const Reco
         // The new CCOB is compressed in one call over the whole bundle (LLVM's
         // bytes need that), so the decompressed bundle is held in memory here.
         std::vector<std::byte> plain;
-        DecodedCcob d = decode_ccob(item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); });
+        DecodedCcob d = decode_ccob(
+            item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); },
+            options.hash != RecodeOptions::Hash::Skip);
         check_hash(d, s.offset);
         out.write(make_ccob(plain, options.ccob, input));
         break;

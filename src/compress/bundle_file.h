@@ -19,7 +19,10 @@ enum class Action { Compress, Decompress, Recompress };
 struct RecodeOptions {
   Action action = Action::Compress;
   CcobOptions ccob;          // for Compress and Recompress
-  bool ignore_hash = false;  // a stored hash that does not match is a warning, not an error
+  // What a stored hash that does not match the decompressed bundle means when
+  // decompressing: Check = an error, Warn = a warning, Skip = not computed at
+  // all (LLVM's unbundling never checks it).
+  enum class Hash { Check, Warn, Skip } hash = Hash::Check;
   std::function<void(const std::string&)> warn;
 };
 

@@ -6,6 +6,9 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <thread>
 
 #include "formats/bundle_binary.h"
@@ -48,6 +51,76 @@ std::uint64_t md5_beside(Bytes data, Work&& work) {
   if (hash_error) std::rethrow_exception(hash_error);
   return hash;
 }
+
+// A truncated MD5 computed on its own thread from copies of the pieces handed
+// to update(), so that hashing a decompressed bundle overlaps decompressing
+// and writing it. At most kMaxQueued pieces wait; update() blocks beyond that.
+class Md5Pipeline {
+ public:
+  Md5Pipeline() : worker_([this] { run(); }) {}
+  Md5Pipeline(const Md5Pipeline&) = delete;
+  Md5Pipeline& operator=(const Md5Pipeline&) = delete;
+  ~Md5Pipeline() { stop(); }
+
+  void update(Bytes data) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return queue_.size() < kMaxQueued; });
+    // Buffers are recycled: a fresh large allocation would cost a page fault
+    // per 4 KiB every time.
+    std::vector<std::byte> piece;
+    if (!free_.empty()) {
+      piece = std::move(free_.back());
+      free_.pop_back();
+    }
+    lock.unlock();
+    piece.assign(data.begin(), data.end());
+    lock.lock();
+    queue_.push_back(std::move(piece));
+    changed_.notify_all();
+  }
+
+  std::uint64_t finish() {
+    stop();
+    return md5_.truncated();
+  }
+
+ private:
+  static constexpr std::size_t kMaxQueued = 8;
+
+  void run() {
+    for (;;) {
+      std::vector<std::byte> piece;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return !queue_.empty() || closed_; });
+        if (queue_.empty()) return;
+        piece = std::move(queue_.front());
+        queue_.pop_front();
+        changed_.notify_all();
+      }
+      md5_.update(piece);
+      std::lock_guard lock(mutex_);
+      free_.push_back(std::move(piece));
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+      changed_.notify_all();
+    }
+    if (worker_.joinable()) worker_.join();
+  }
+
+  Md5 md5_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<std::byte>> queue_;
+  std::vector<std::vector<std::byte>> free_;
+  bool closed_ = false;
+  std::thread worker_;
+};
 
 }  // namespace
 
@@ -125,7 +198,7 @@ std::optional<StreamInfo> stream_info(Method method, Bytes compressed) {
   return info;
 }
 
-DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink) {
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash) {
   DecodedCcob d;
   try {
     d.header = formats::read_ccob_header(data, file);
@@ -135,10 +208,11 @@ DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base,
   }
   Bytes payload = formats::ccob_payload(data, d.header);
   d.compressed_size = payload.size();
-  Md5 md5;
+  std::optional<Md5Pipeline> md5;
+  if (hash) md5.emplace();
   try {
     decompress_stream(d.header.method, payload, d.header.uncompressed_size, [&](Bytes b) {
-      md5.update(b);
+      if (md5) md5->update(b);
       sink(b);
     });
   } catch (const Error& e) {
@@ -146,7 +220,7 @@ DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base,
     fail_at({file, base + d.header.header_size}, "{} data of 0x{:x} bytes does not decompress to 0x{:x} bytes: {}",
             method_name(d.header.method), payload.size(), d.header.uncompressed_size, e.message());
   }
-  d.recomputed_hash = md5.truncated();
+  if (md5) d.recomputed_hash = md5->finish();
   return d;
 }
 
@@ -154,7 +228,7 @@ Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::ui
   std::uint64_t hash_field = d.header.header_size - 8;
   return Error({file, base + hash_field},
                fmt::format("stored hash 0x{:016x} does not match the decompressed bundle's 0x{:016x}", d.header.hash,
-                           d.recomputed_hash));
+                           d.recomputed_hash.value_or(0)));
 }
 
 }  // namespace ot::compress

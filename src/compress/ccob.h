@@ -45,8 +45,8 @@ std::optional<StreamInfo> stream_info(Method method, Bytes compressed);
 struct DecodedCcob {
   formats::CcobHeader header;
   std::uint64_t compressed_size = 0;  // bytes after the header that were decoded
-  std::uint64_t recomputed_hash = 0;  // truncated MD5 of the decompressed bytes
-  bool hash_matches() const { return header.hash == recomputed_hash; }
+  std::optional<std::uint64_t> recomputed_hash;  // truncated MD5 of the decompressed bytes, when asked for
+  bool hash_matches() const { return !recomputed_hash || header.hash == *recomputed_hash; }
 };
 
 // Decompress the CCOB at the start of `data` (bounded by its total size; v1 runs
@@ -54,7 +54,9 @@ struct DecodedCcob {
 // codec's buffers and the frame's window whatever the declared size. `base` is
 // the offset of `data` in `file`, so that errors name the file offset. Only
 // decoding errors are thrown; the caller decides what a hash mismatch means.
-DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink);
+// The hash is recomputed (on a thread of its own) only when `hash` is true.
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink,
+                        bool hash = true);
 
 // The error for a hash mismatch of `d` (found at `base` in `file`).
 Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base);

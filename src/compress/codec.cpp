@@ -224,6 +224,8 @@ std::vector<std::byte> compress_all(const Params& params, Bytes data) {
     out.resize(len);
     return out;
   }
+  // Reserved (not touched) at the bound, so that the output is never copied by growth.
+  out.reserve(ZSTD_compressBound(data.size()));
   Compressor c(params, data.size(), [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
   c.write(data);
   c.finish();

@@ -78,7 +78,7 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
           "     \"stored_hash\": \"0x{:016x}\", \"recomputed_hash\": \"0x{:016x}\", \"hash_match\": {}",
           h.version, compress::method_name(h.method), h.header_size, opt(h.total_size), d.compressed_size,
           h.uncompressed_size, ratio_of(d), b.stream ? std::to_string(b.stream->window_log) : "null",
-          opt(b.stream ? b.stream->content_size : std::nullopt), h.hash, d.recomputed_hash, d.hash_matches());
+          opt(b.stream ? b.stream->content_size : std::nullopt), h.hash, d.recomputed_hash.value_or(0), d.hash_matches());
     }
     out += "}";
   }
@@ -104,7 +104,7 @@ void print_text(const std::string& input, const std::vector<compress::BundleInfo
     out += fmt::format("  {:<17}{} bytes (ratio {:.2f})\n", "uncompressed", h.uncompressed_size, ratio_of(d));
     if (b.stream) out += fmt::format("  {:<17}{}\n", "window log", b.stream->window_log);
     out += fmt::format("  {:<17}0x{:016x}\n", "stored hash", h.hash);
-    out += fmt::format("  {:<17}0x{:016x} ({})\n", "recomputed hash", d.recomputed_hash,
+    out += fmt::format("  {:<17}0x{:016x} ({})\n", "recomputed hash", d.recomputed_hash.value_or(0),
                        d.hash_matches() ? "matches" : "MISMATCH");
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -120,7 +120,8 @@ int run_compress(const cli::Invocation& inv) {
   app.name(inv.prog);
   app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
   std::string input, output, method = "zstd", window = "llvm";
-  bool decompress = false, recompress = false, info = false, verify = false, as_json = false, ignore_hash = false;
+  bool decompress = false, recompress = false, info = false, verify = false, as_json = false;
+  std::string hash = "check";
   bool long_distance = true;
   int level = -1000, threads = 0;
   std::uint16_t ccob_version = 2;
@@ -134,7 +135,10 @@ int run_compress(const cli::Invocation& inv) {
   r->excludes(i, v);
   i->excludes(v);
   app.add_flag("--json", as_json, "with --info: JSON (schema offloadtool.compress.info, version 1)");
-  app.add_flag("--ignore-hash", ignore_hash, "a hash mismatch is a warning instead of an error");
+  app.add_option("--hash", hash,
+                 "decompressing: check (a stored hash that does not match is an error, default), warn, or skip "
+                 "(not computed, as LLVM)")
+      ->check(CLI::IsMember({"check", "warn", "skip"}));
   app.add_option("--method", method, "zstd (default) or zlib")->check(CLI::IsMember({"zstd", "zlib"}));
   app.add_option("--level", level, "compression level (default: zstd 3, zlib 6, as LLVM)");
   app.add_flag("--long,!--no-long", long_distance, "zstd long-distance matching (default on, as LLVM)");
@@ -169,7 +173,9 @@ int run_compress(const cli::Invocation& inv) {
     o.action = decompress ? compress::Action::Decompress
                : recompress ? compress::Action::Recompress
                             : compress::Action::Compress;
-    o.ignore_hash = ignore_hash;
+    o.hash = hash == "skip"   ? compress::RecodeOptions::Hash::Skip
+             : hash == "warn" ? compress::RecodeOptions::Hash::Warn
+                              : compress::RecodeOptions::Hash::Check;
     o.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
     compress::Params& p = o.ccob.params;
     p.method = method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
