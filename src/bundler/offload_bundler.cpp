@@ -77,27 +77,6 @@ struct OpenedBundle {
 // scratch file so that unbundling stays within a flat memory budget.
 constexpr std::uint64_t kInMemoryLimit = 64u << 20;
 
-// An unlinked read-write file in the folder of the first output (so that
-// copy_file_range can work within one file system), or in $TMPDIR.
-int scratch_file(const Config& config) {
-  std::string dir;
-  if (!config.outputs.empty() && config.outputs[0] != "-") {
-    auto slash = config.outputs[0].find_last_of('/');
-    dir = slash == std::string::npos ? "." : config.outputs[0].substr(0, slash + 1);
-  } else {
-    const char* tmp = std::getenv("TMPDIR");
-    dir = tmp && *tmp ? tmp : "/tmp";
-  }
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) {  // file systems without O_TMPFILE: create and unlink at once
-    std::string pattern = dir + "/.offloadtool-scratch.XXXXXX";
-    fd = ::mkostemp(pattern.data(), O_CLOEXEC);
-    if (fd >= 0) ::unlink(pattern.c_str());
-  }
-  if (fd < 0) throw Error({}, fmt::format("'{}': cannot create a scratch file: {}", dir, errno_text(errno)));
-  return fd;
-}
-
 // The bundle at `base` of `in`, `size` bytes, decompressed if it is a CCOB
 // (then a file of its own, else `in` itself).
 std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::shared_ptr<InputFile> in, std::uint64_t base,
@@ -124,27 +103,27 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
   std::vector<std::byte> plain;
   std::shared_ptr<InputFile> spilled;
   Md5 md5;
+  auto hash = [&](Bytes b) {
+    if (config.verbose) md5.update(b);  // the hash is only ever reported, never checked
+  };
   try {
     if (h.uncompressed_size <= kInMemoryLimit) {
       plain = compress::decompress(h.method, payload, h.uncompressed_size);
-      if (config.verbose) md5.update(plain);  // the hash is only ever reported, never checked
+      hash(plain);
     } else {
       // A large bundle is decompressed into an unlinked file beside the outputs
       // and mapped: memory stays flat, payloads still leave by copy_file_range.
-      int fd = scratch_file(config);
-      spilled = InputFile::from_fd(in->path(), fd);  // owns fd; mapped again below
-      auto write_all = [&](Bytes b) {
-        if (config.verbose) md5.update(b);
-        for (std::size_t done = 0; done < b.size();) {
-          ssize_t n = ::write(fd, b.data() + done, b.size() - done);
-          if (n < 0 && errno == EINTR) continue;
-          if (n < 0) throw Error({}, fmt::format("cannot write the decompressed bundle: {}", errno_text(errno)));
-          done += static_cast<std::size_t>(n);
-        }
-      };
-      compress::decompress_stream(h.method, payload, h.uncompressed_size, write_all, [&](std::uint64_t n) {
-        in->release(base + h.header_size, n);  // the compressed bytes read so far leave memory
-      });
+      OutputFile scratch = OutputFile::scratch(config.outputs.empty() ? "" : config.outputs[0]);
+      compress::decompress_stream(
+          h.method, payload, h.uncompressed_size,
+          [&](Bytes b) {
+            hash(b);
+            scratch.write(b);
+          },
+          [&](std::uint64_t n) {
+            in->release(base + h.header_size, n);  // the compressed bytes read so far leave memory
+          });
+      spilled = scratch.map(in->path());
     }
   } catch (const Error& e) {
     // LLVM 19 feeds everything after the header to the decompressor; we stop at
@@ -170,7 +149,7 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::share
         recalculated, h.hash == recalculated ? "Yes" : "No");
     config.err(text);
   }
-  if (spilled) return InputFile::from_fd(in->path(), ::dup(spilled->fd()));  // map the now complete file
+  if (spilled) return spilled;
   return InputFile::from_memory(in->path(), std::move(plain));
 }
 

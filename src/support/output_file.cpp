@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
 
 #include "support/mapped_file.h"
 #include "support/signals.h"
@@ -51,6 +53,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     temp_.clear();
     fail_io(errno);
   }
+  seekable_ = true;
   signals::register_temp(temp_.c_str());
   // mkstemp creates 0600; give the file the mode a plain creat() would.
   mode_t mask = ::umask(0);
@@ -59,8 +62,33 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   buf_.reserve(kBufferSize);
 }
 
+OutputFile OutputFile::scratch(const std::string& near) {
+  std::string dir;
+  if (!near.empty() && near != "-") {
+    auto slash = near.find_last_of('/');
+    dir = slash == std::string::npos ? "." : near.substr(0, slash + 1);
+  } else {
+    const char* tmp = std::getenv("TMPDIR");
+    dir = tmp && *tmp ? tmp : "/tmp";
+  }
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {  // file systems without O_TMPFILE: create and unlink at once
+    std::string pattern = dir + "/.offloadtool-scratch.XXXXXX";
+    fd = ::mkostemp(pattern.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(pattern.c_str());
+  }
+  if (fd < 0) throw Error({}, fmt::format("'{}': cannot create a scratch file: {}", dir, errno_text(errno)));
+  OutputFile out;
+  out.path_ = dir;
+  out.fd_ = fd;
+  out.seekable_ = true;
+  out.committed_ = true;  // nothing to rename, nothing to remove
+  out.buf_.reserve(kBufferSize);
+  return out;
+}
+
 OutputFile::OutputFile(OutputFile&& o) noexcept
-    : path_(std::move(o.path_)), fd_(o.fd_), owns_fd_(o.owns_fd_), finished_(o.finished_),
+    : path_(std::move(o.path_)), fd_(o.fd_), seekable_(o.seekable_), owns_fd_(o.owns_fd_), finished_(o.finished_),
       committed_(o.committed_), written_(o.written_), buf_(std::move(o.buf_)) {
   // The signal table holds the temp name's address: re-register it for the new owner.
   if (!o.temp_.empty()) signals::unregister_temp(o.temp_.c_str());
@@ -89,6 +117,31 @@ void OutputFile::raw_write(const std::byte* p, std::size_t n) {
     p += w;
     n -= static_cast<std::size_t>(w);
   }
+}
+
+void OutputFile::write_at(std::uint64_t off, Bytes data) {
+  if (!seekable_) throw std::logic_error("OutputFile::write_at on a stream");
+  flush();
+  for (std::size_t done = 0; done < data.size();) {
+    ssize_t w = ::pwrite(fd_, data.data() + done, std::min<std::size_t>(data.size() - done, 1u << 30),
+                         static_cast<off_t>(off + done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) fail_io(errno);
+    done += static_cast<std::size_t>(w);
+  }
+}
+
+void OutputFile::resize(std::uint64_t size) {
+  if (!seekable_) throw std::logic_error("OutputFile::resize on a stream");
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) fail_io(errno);
+}
+
+std::shared_ptr<InputFile> OutputFile::map(std::string name) {
+  if (!seekable_) throw std::logic_error("OutputFile::map on a stream");
+  flush();
+  int fd = ::dup(fd_);
+  if (fd < 0) fail_io(errno);
+  return InputFile::from_fd(std::move(name), fd);
 }
 
 void OutputFile::flush() {
@@ -122,7 +175,7 @@ void OutputFile::copy_from(const InputFile& in, std::uint64_t off, std::uint64_t
   if (len == 0) return;
   if (range_exceeds(off, len, in.size()))
     fail_at({in.path(), off}, "0x{:x} bytes to copy extend past the end of the file", len);
-  if (in.fd() >= 0 && !temp_.empty()) {
+  if (in.fd() >= 0 && seekable_) {
     flush();
     loff_t src = static_cast<loff_t>(off);
     std::uint64_t left = len;

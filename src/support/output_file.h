@@ -2,9 +2,12 @@
 // renamed over it only by commit(). An uncommitted temp is removed by the
 // destructor, and by the signal handler on Ctrl-C (see support/signals.h).
 // "-" writes to standard output; character devices (/dev/null) are written in place.
+// A scratch file (OutputFile::scratch) is an unlinked file that is never committed:
+// room for intermediate data too large for memory, mapped back with map().
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,9 @@ class InputFile;
 class OutputFile {
  public:
   explicit OutputFile(std::string path);
+  // An unlinked file in the folder of `near` (so that copy_file_range works
+  // within one file system), or in $TMPDIR when `near` is "-" or empty.
+  static OutputFile scratch(const std::string& near);
   OutputFile(OutputFile&&) noexcept;
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -32,12 +38,23 @@ class OutputFile {
   // kernel allows it (copy_file_range), else from the mapping in large blocks.
   void copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len);
 
+  // A regular file (temporary or scratch), not a stream: write_at and map work.
+  bool seekable() const { return seekable_; }
+  // Overwrite bytes already written (a header completed at the end).
+  void write_at(std::uint64_t off, Bytes data);
+  // Size the file to `size` bytes (a hole: zeros) without moving the write position.
+  void resize(std::uint64_t size);
+  // The file as written so far (flushed), mapped read-only and shown as `name`
+  // in errors; the mapping sees later writes to the pages it covers.
+  std::shared_ptr<InputFile> map(std::string name);
+
   // Flush, fsync-free close, rename over the destination. Throws on failure.
   void commit();
   // Several outputs: commit_all renames only after every output was flushed.
   static void commit_all(std::vector<OutputFile>& outs);
 
  private:
+  OutputFile() = default;
   void flush();
   void finish();   // flush + close; throws
   void rename_into_place();
@@ -45,8 +62,9 @@ class OutputFile {
   [[noreturn]] void fail_io(int e) const;
 
   std::string path_;
-  std::string temp_;     // empty when writing in place (stdout, devices)
+  std::string temp_;     // empty when writing in place (stdout, devices) and for scratch files
   int fd_ = -1;
+  bool seekable_ = false;
   bool owns_fd_ = true;
   bool finished_ = false;
   bool committed_ = false;
