@@ -15,6 +15,9 @@ namespace ot::compat {
 namespace {
 
 constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
+constexpr std::string_view kDup = "duplicate bundle entry id '";  // formats/bundle_binary.cpp's message
+
+bool duplicate_id(const Error& e) { return e.message().starts_with(kDup); }
 
 // Readers count offsets from the start of the bytes they were given; errors
 // report them from the start of the file (or member).
@@ -44,6 +47,10 @@ class Walker {
       object_file(data, name);
       return;
     }
+    if (formats::has_offload_binary_magic(data)) {
+      offload_binaries(data, 0, name, name);
+      return;
+    }
     if (blob(data, 0, name, name)) return;
     text(data, name, name, false);
   }
@@ -51,12 +58,24 @@ class Walker {
  private:
   // Consecutive bundles and CCOBs; false when `data` does not start with one.
   bool blob(Bytes data, std::uint64_t base, const std::string& file, const std::string& where) {
-    auto spans = rebased(base, [&] { return formats::split_bundles(data, file); });
+    std::vector<formats::BundleSpan> spans;
+    try {
+      spans = rebased(base, [&] { return formats::split_bundles(data, file); });
+    } catch (const Error& e) {
+      // The splitter reads every header, and the binary bundle reader refuses
+      // one that stores an ID twice. When that is the first bundle, report it
+      // (binary() records the duplicate) and nothing after it.
+      if (!duplicate_id(e) || !formats::has_binary_bundle_magic(data)) throw;
+      std::size_t before = out_.size();
+      binary(data, base, file, fmt::format("{}, bundle at 0x{:x}", where, base), false);
+      if (out_.size() == before || out_.back().refused_duplicates.empty()) throw;
+      return true;
+    }
     for (std::size_t i = 0; i < spans.size(); ++i) {
       const formats::BundleSpan& s = spans[i];
       Bytes bytes = data.subspan(s.offset, s.size);
       std::uint64_t at = base + s.offset;
-      std::string name = spans.size() == 1 && base == 0 && where == file
+      std::string name = spans.size() == 1
                              ? fmt::format("{}, {}bundle at 0x{:x}", where, s.compressed ? "compressed " : "", at)
                              : fmt::format("{}, {}bundle {} at 0x{:x}", where, s.compressed ? "compressed " : "", i, at);
       if (s.compressed)
@@ -75,8 +94,7 @@ class Walker {
     } catch (const Error& e) {
       // The reader refuses a bundle storing one ID twice; that is a composition
       // fault `verify` reports, not a reason to stop reading the file.
-      static constexpr std::string_view kDup = "duplicate bundle entry id '";
-      if (!e.message().starts_with(kDup)) throw;
+      if (!duplicate_id(e)) throw;
       std::string id = e.message().substr(kDup.size());
       if (!id.empty()) id.pop_back();
       c.refused_duplicates.push_back(id);

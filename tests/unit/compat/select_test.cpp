@@ -1,0 +1,180 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "compat/detect.h"
+#include "compat/entries.h"
+#include "compat/select.h"
+#include "formats/bundle_binary.h"
+#include "support/error.h"
+#include "../test_files.h"
+
+using namespace ot::compat;
+
+namespace {
+
+// A binary bundle with one-byte payloads (our writer; the CLI suite checks
+// LLVM-written bundles).
+std::vector<std::byte> bundle(std::vector<std::string> ids) {
+  std::vector<std::uint64_t> sizes(ids.size(), 1);
+  auto layout = ot::formats::layout_binary_bundle(ids, sizes, 1);
+  std::vector<std::byte> out = layout.header;
+  out.resize(layout.total_size, std::byte{'x'});
+  return out;
+}
+
+Selection pick(const std::vector<std::string>& ids, const char* target) {
+  auto data = bundle(ids);
+  return select_entry(find_containers(data, "b.bc"), parse_spec(target));
+}
+
+std::string chosen_id(const Selection& s) { return s.chosen ? s.candidates[*s.chosen].entry.id : ""; }
+
+// OT_SHARED_DIR is "<source root>/../shared".
+std::string sysfs(const char* tree) {
+  std::string shared = OT_SHARED_DIR;
+  return shared.substr(0, shared.size() - std::string_view("/../shared").size()) + "/tests/data/sysfs/" + tree;
+}
+
+}  // namespace
+
+TEST_CASE("golden LLVM 19 bundles: entries of binary, compressed and text bundles") {
+  auto hip2 = ot::test::golden("19-hip2.bc");
+  auto c = find_containers(hip2, "19-hip2.bc");
+  REQUIRE(c.size() == 1);
+  REQUIRE(c[0].entries.size() == 2);
+  CHECK(c[0].entries[0].id == "hip-amdgcn-amd-amdhsa--gfx900");
+  CHECK(c[0].entries[1].location() == "19-hip2.bc, bundle at 0x0, entry 1");
+
+  auto z = ot::test::golden("19-hip2-compressed.bc");
+  auto cz = find_containers(z, "z.bc");
+  REQUIRE(cz.size() == 1);
+  CHECK(cz[0].name == "z.bc, compressed bundle at 0x0");
+  CHECK(cz[0].entries.at(1).compressed);
+
+  auto text = ot::test::golden("19-text.i");
+  auto ct = find_containers(text, "t.i");
+  REQUIRE(ct.size() == 1);
+  CHECK(ct[0].entries.size() == 3);
+  CHECK(ct[0].entries[2].id == "hip-amdgcn-amd-amdhsa--gfx900");
+}
+
+TEST_CASE("select: a specific processor before a generic target, exact features before any") {
+  auto s = pick({"hip-amdgcn-amd-amdhsa--gfx9-generic", "hip-amdgcn-amd-amdhsa--gfx906", "host-x86_64-unknown-linux-gnu-"},
+                "gfx906:xnack-");
+  CHECK(chosen_id(s) == "hip-amdgcn-amd-amdhsa--gfx906");
+  CHECK(s.candidates[0].verdict == "compatible");
+  CHECK(s.candidates[0].reason ==
+        "compatible, but hip-amdgcn-amd-amdhsa--gfx906 is a specific processor, preferred over a generic target");
+  CHECK(s.candidates[2].reason == "host code, not a device code object");
+
+  auto f = pick({"hip-amdgcn-amd-amdhsa--gfx90a", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"}, "gfx90a:xnack+");
+  CHECK(chosen_id(f) == "hip-amdgcn-amd-amdhsa--gfx90a:xnack+");
+
+  auto only_generic = pick({"hip-amdgcn-amd-amdhsa--gfx11-generic"}, "gfx1103");
+  CHECK(chosen_id(only_generic) == "hip-amdgcn-amd-amdhsa--gfx11-generic");
+}
+
+TEST_CASE("select: nothing fits, every rejection explained, with a hint") {
+  auto s = pick({"hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "hip-amdgcn-amd-amdhsa--gfx1100"}, "gfx90a:xnack-");
+  CHECK_FALSE(s.chosen);
+  CHECK(s.candidates[0].reason == "the code object needs xnack on, the target runs with xnack off");
+  CHECK(s.candidates[1].reason == "the code object is for gfx1100, the target is gfx90a");
+  CHECK(s.hint ==
+        "hip-amdgcn-amd-amdhsa--gfx90a:xnack+ is built for gfx90a:xnack+; run with HSA_XNACK=1 if the GPU allows it, "
+        "or build gfx90a (any xnack) or gfx90a:xnack-");
+
+  auto g = pick({"hip-amdgcn-amd-amdhsa--gfx1030"}, "gfx1031");
+  CHECK(g.hint ==
+        "build with --offload-arch=gfx1031, or with --offload-arch=gfx10-3-generic (code object v6, LLVM 19+), which "
+        "serves gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036");
+  auto bad = pick({"hip-amdgcn-amd-amdhsa--gfx999"}, "gfx906");
+  CHECK(bad.candidates[0].reason == "'hip-amdgcn-amd-amdhsa--gfx999': unknown AMDGPU processor 'gfx999' (did you mean 'gfx909'?)");
+}
+
+TEST_CASE("verify: composition rules") {
+  auto findings = [](std::vector<std::string> ids) {
+    auto data = bundle(ids);
+    return verify_containers(find_containers(data, "b.bc"));
+  };
+  CHECK(findings({"hip-amdgcn-amd-amdhsa--gfx906:xnack+", "hip-amdgcn-amd-amdhsa--gfx906:xnack-"}).empty());
+  auto mixed = findings({"hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx906:xnack+"});
+  REQUIRE(mixed.size() == 1);
+  CHECK(mixed[0].rule == "mixed-features");
+  CHECK(mixed[0].message ==
+        "'hip-amdgcn-amd-amdhsa--gfx906' and 'hip-amdgcn-amd-amdhsa--gfx906:xnack+' mix xnack any with xnack on/off "
+        "for gfx906; a runtime cannot tell which to load (LLVM's bundler refuses such targets as conflicting)");
+  // The same target spelt two ways: a duplicate (and a non-canonical warning).
+  auto dup = findings({"hip-amdgcn-amd-amdhsa--gfx906:xnack+:sramecc+", "hip-amdgcn-amd-amdhsa--gfx906:sramecc+:xnack+"});
+  REQUIRE(dup.size() == 2);
+  CHECK(dup[0].rule == "non-canonical");
+  CHECK(dup[0].severity == "warning");
+  CHECK(dup[1].rule == "duplicate-id");
+  auto hosts = findings({"host-x86_64-unknown-linux-gnu-", "host-x86_64-pc-linux-gnu-"});
+  REQUIRE(hosts.size() == 1);
+  CHECK(hosts[0].message == "2 host entries; a bundle has at most one");
+  auto invalid = findings({"hip-amdgcn-amd-amdhsa--gfx906:xnack"});
+  REQUIRE(invalid.size() == 1);
+  CHECK(invalid[0].rule == "invalid-id");
+
+  // The exact same ID twice: the bundle reader refuses it; verify reports it.
+  auto data = bundle({"hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx906"});
+  auto c = find_containers(data, "d.bc");
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].refused_duplicates == std::vector<std::string>{"hip-amdgcn-amd-amdhsa--gfx906"});
+  auto f = verify_containers(c);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message == "'hip-amdgcn-amd-amdhsa--gfx906' is stored twice");
+  CHECK_THROWS_WITH_AS(select_entry(c, parse_spec("gfx906")),
+                       "d.bc, bundle at 0x0: the bundle stores 'hip-amdgcn-amd-amdhsa--gfx906' twice (run 'compat verify')",
+                       ot::Error);
+}
+
+TEST_CASE("malformed inputs: errors name the file and offset") {
+  auto data = bundle({"hip-amdgcn-amd-amdhsa--gfx906"});
+  data.resize(data.size() - 1);  // the payload now extends past the end
+  CHECK_THROWS_WITH_AS(find_containers(data, "t.bc"),
+                       "t.bc: bundle entry 0 ('hip-amdgcn-amd-amdhsa--gfx906') payload at 0x55 of 0x1 bytes extends past "
+                       "the end of the file (0x55 bytes), at offset 0x20",
+                       ot::Error);
+  CHECK(find_containers(ot::test::bytes_of("plain text"), "p.txt").empty());
+}
+
+TEST_CASE("detect: KFD topology fixtures") {
+  auto mi210 = detect(sysfs("gfx90a-mi210"), std::nullopt);
+  CHECK(mi210.found_topology);
+  CHECK(mi210.cpu_nodes == std::vector<std::uint32_t>{0});
+  REQUIRE(mi210.gpus.size() == 1);
+  CHECK(mi210.gpus[0].processor == "gfx90a");
+  CHECK(mi210.gpus[0].target_id == "gfx90a:sramecc+");
+  CHECK(mi210.gpus[0].note == "xnack is chosen per process and not visible in sysfs: set HSA_XNACK or pass --xnack to fix it");
+  CHECK(detect(sysfs("gfx90a-mi210"), true).gpus[0].target_id == "gfx90a:sramecc+:xnack+");
+
+  auto navi = detect(sysfs("gfx1100-navi31"), true);
+  REQUIRE(navi.gpus.size() == 1);
+  CHECK(navi.gpus[0].target_id == "gfx1100");  // no xnack or sramecc on gfx11
+  CHECK(navi.gpus[0].note.empty());
+
+  auto two = detect(sysfs("gfx906-gfx90c"), false);
+  REQUIRE(two.gpus.size() == 2);
+  CHECK(two.gpus[0].target_id == "gfx906:sramecc-:xnack-");
+  CHECK(two.gpus[1].target_id == "gfx90c:xnack-");
+  CHECK(two.gpus[1].node == 2);
+
+  auto apu = detect(sysfs("kaveri-apu"), std::nullopt);
+  REQUIRE(apu.gpus.size() == 1);
+  CHECK(apu.gpus[0].apu);
+  CHECK(apu.gpus[0].target_id == "gfx700");
+
+  CHECK(detect(sysfs("cpu-only"), std::nullopt).gpus.empty());
+  auto future = detect(sysfs("future-gpu"), std::nullopt);
+  REQUIRE(future.gpus.size() == 1);
+  CHECK(future.gpus[0].target_id.empty());
+  CHECK(future.gpus[0].note == "gfx1250 is not in offloadtool's processor table");
+  CHECK_FALSE(detect(sysfs("no-such-tree"), std::nullopt).found_topology);
+  CHECK_THROWS_WITH_AS(detect(sysfs("malformed"), std::nullopt),
+                       (sysfs("malformed") +
+                        "/class/kfd/kfd/topology/nodes/1/properties: line 2: '4x' is not a decimal number (property simd_count)")
+                           .c_str(),
+                       ot::Error);
+}
