@@ -1,0 +1,200 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "../test_files.h"
+#include "compress/ccob.h"
+#include "formats/bundle_binary.h"
+#include "support/bytes.h"
+
+using namespace ot;
+using ot::test::golden;
+
+namespace {
+
+std::vector<std::byte> decode_all(Bytes ccob, compress::DecodedCcob* info = nullptr, std::uint64_t base = 0) {
+  std::vector<std::byte> out;
+  auto d = compress::decode_ccob(ccob, "f.ccob", base, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
+  if (info) *info = d;
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// Pseudo-random bytes (xorshift), compressible by about 2x: every other
+// 64-byte run repeats the one before.
+std::vector<std::byte> noise(std::size_t n, std::uint64_t seed) {
+  std::vector<std::byte> out(n);
+  std::uint64_t x = seed | 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((i / 64) % 2 == 1) {
+      out[i] = out[i - 64];
+      continue;
+    }
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    out[i] = static_cast<std::byte>(x);
+  }
+  return out;
+}
+
+// A binary bundle of `payloads` (aligned to 4096, as clang's HIP bundles).
+std::vector<std::byte> make_bundle(const std::vector<std::vector<std::byte>>& payloads) {
+  std::vector<std::string> ids;
+  std::vector<std::uint64_t> sizes;
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    ids.push_back("hipv4-amdgcn-amd-amdhsa--gfx90" + std::to_string(i));
+    sizes.push_back(payloads[i].size());
+  }
+  auto layout = formats::layout_binary_bundle(ids, sizes, 4096);
+  std::vector<std::byte> out(layout.total_size);
+  std::copy(layout.header.begin(), layout.header.end(), out.begin());
+  for (std::size_t i = 0; i < payloads.size(); ++i)
+    std::copy(payloads[i].begin(), payloads[i].end(), out.begin() + static_cast<std::ptrdiff_t>(layout.offsets[i]));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("make_ccob reproduces LLVM 19's -compress bytes (default and -compression-level=9)") {
+  auto plain = golden("19-hip2.bc");
+  compress::CcobOptions o;
+  CHECK(compress::make_ccob(plain, o, "b") == golden("19-hip2-compressed.bc"));
+  o.params.level = 9;
+  CHECK(compress::make_ccob(plain, o, "b") == golden("19-hip2-compressed-l9.bc"));
+  // version 3: the 32-byte header, the same compressed data
+  o.params.level = 3;
+  o.version = 3;
+  auto v3 = compress::make_ccob(plain, o, "b");
+  auto v2 = golden("19-hip2-compressed.bc");
+  CHECK(v3.size() == v2.size() + 8);
+  CHECK(std::equal(v3.begin() + 32, v3.end(), v2.begin() + 24));
+  CHECK(load_le<std::uint64_t>(v3.data() + 8) == v3.size());
+}
+
+TEST_CASE("decode_ccob: LLVM's CCOB back to the bundle, hash recomputed, stream header read") {
+  auto ccob = golden("19-hip2-compressed.bc");
+  compress::DecodedCcob d;
+  CHECK(decode_all(ccob, &d) == golden("19-hip2.bc"));
+  CHECK(d.header.version == 2);
+  CHECK(d.compressed_size == 113);
+  CHECK(d.header.uncompressed_size == 188);
+  CHECK(d.recomputed_hash == 0x2bcafb899a29dc94u);
+  CHECK(d.hash_matches());
+  auto info = compress::stream_info(compress::Method::Zstd, formats::ccob_payload(ccob, d.header));
+  REQUIRE(info);
+  CHECK(info->content_size == 188);
+  CHECK(info->window_log == 8);  // single-segment frame: the window is the content
+}
+
+TEST_CASE("decode_ccob: a stored hash that does not match is reported, with the field's offset") {
+  auto ccob = golden("19-hip2-compressed.bc");
+  ccob[16] ^= std::byte{1};
+  compress::DecodedCcob d;
+  decode_all(ccob, &d, 0x1000);
+  CHECK(!d.hash_matches());
+  CHECK(std::string(compress::hash_mismatch_error(d, "f.ccob", 0x1000).what()) ==
+        "f.ccob: stored hash 0x2bcafb899a29dc95 does not match the decompressed bundle's 0x2bcafb899a29dc94, "
+        "at offset 0x1010");
+  // not computed when not asked for: nothing to mismatch
+  auto skipped = compress::decode_ccob(ccob, "f.ccob", 0, [](Bytes) {}, false);
+  CHECK(!skipped.recomputed_hash);
+  CHECK(skipped.hash_matches());
+}
+
+TEST_CASE("decode_ccob: lying headers are errors naming the file offset, nothing allocated for absurd sizes") {
+  auto good = golden("19-hip2-compressed.bc");
+  auto ccob = good;
+  store_le<std::uint32_t>(ccob.data() + 12, 189);  // one byte more than the data holds
+  CHECK(error_of([&] { decode_all(ccob, nullptr, 0x2000); }) ==
+        "f.ccob: zstd data of 0x71 bytes does not decompress to 0xbd bytes: declared uncompressed size 0xbd but the "
+        "data decompresses to 0xbc bytes, at offset 0x2018");
+  store_le<std::uint32_t>(ccob.data() + 12, 0xffffffffu);  // 4 GiB from 113 bytes: refused before any allocation
+  CHECK(error_of([&] { decode_all(ccob); }) ==
+        "f.ccob: zstd data of 0x71 bytes does not decompress to 0xffffffff bytes: declared uncompressed size "
+        "0xffffffff is more than 0x71 compressed bytes can hold, at offset 0x18");
+  ccob = good;
+  store_le<std::uint32_t>(ccob.data() + 8, 0x1000);  // total size past the end
+  CHECK(error_of([&] { decode_all(ccob, nullptr, 0x3000); }) ==
+        "f.ccob: compressed bundle total size 0x1000 exceeds the file size 0x89, at offset 0x3008");
+  ccob = good;
+  store_le<std::uint32_t>(ccob.data() + 8, 0x60);  // total size cuts the frame short
+  CHECK(error_of([&] { decode_all(ccob); }) ==
+        "f.ccob: zstd data of 0x48 bytes does not decompress to 0xbc bytes: Src size is incorrect, at offset 0x18");
+  ccob = good;
+  ccob[24] ^= std::byte{0x55};  // not a zstd frame
+  CHECK(error_of([&] { decode_all(ccob); }) ==
+        "f.ccob: zstd data of 0x71 bytes does not decompress to 0xbc bytes: Unknown frame descriptor, at offset 0x18");
+  ccob = good;
+  store_le<std::uint16_t>(ccob.data() + 4, 7);
+  CHECK(error_of([&] { decode_all(ccob, nullptr, 0x10); }) == "f.ccob: unknown compressed bundle version 7, at offset 0x14");
+}
+
+TEST_CASE("zlib CCOBs: written as LLVM's compress2 output, read back, window bits reported") {
+  auto plain = golden("19-hip2.bc");
+  compress::CcobOptions o;
+  o.params.method = compress::Method::Zlib;
+  o.params.level = 6;
+  auto ccob = compress::make_ccob(plain, o, "b");
+  CHECK(load_le<std::uint16_t>(ccob.data() + 6) == 0);
+  compress::DecodedCcob d;
+  CHECK(decode_all(ccob, &d) == plain);
+  CHECK(d.hash_matches());
+  auto info = compress::stream_info(compress::Method::Zlib, formats::ccob_payload(ccob, d.header));
+  REQUIRE(info);
+  CHECK(info->window_log == 15);
+  CHECK(!info->content_size);
+}
+
+TEST_CASE("multi-threaded zstd: the same bytes for 1, 2, 3 and 8 threads, over several jobs") {
+  // 3 entries of 7 MiB: more than two 8 MiB jobs, entries repeat across job borders
+  auto e = noise(7u << 20, 42);
+  auto bundle = make_bundle({e, e, noise(7u << 20, 43)});
+  compress::CcobOptions o;
+  std::vector<std::vector<std::byte>> outs;
+  for (int threads : {1, 2, 3, 8}) {
+    o.params.threads = threads;
+    outs.push_back(compress::make_ccob(bundle, o, "b"));
+  }
+  CHECK(outs[0] == outs[1]);
+  CHECK(outs[0] == outs[2]);
+  CHECK(outs[0] == outs[3]);
+  o.params.threads = 0;
+  auto single = compress::make_ccob(bundle, o, "b");
+  CHECK(single != outs[0]);  // not LLVM's single-threaded bytes (documented)
+  // the repeated entry is found across jobs: about the size of two entries' halves
+  CHECK(outs[0].size() < bundle.size() * 4 / 10);
+  CHECK(decode_all(outs[0]) == bundle);
+}
+
+TEST_CASE("auto_window_log: covers the distance between entries, 0 when the library's window already does") {
+  std::vector<std::byte> three(3u << 20);
+  auto bundle = make_bundle({three, three});
+  compress::Params p;
+  // with long-distance matching zstd's window is 2^27 (shrunk to the input): it covers
+  CHECK(compress::auto_window_log(bundle, p) == 0);
+  // without, level 3 keeps a 2^21 window: 3 MiB + 3/8 MiB between entries needs 2^22
+  p.long_distance = false;
+  CHECK(compress::auto_window_log(bundle, p) == 22);
+  // zlib has no window to choose
+  p.method = compress::Method::Zlib;
+  CHECK(compress::auto_window_log(bundle, p) == 0);
+  // not a binary bundle: the whole size
+  p.method = compress::Method::Zstd;
+  std::vector<std::byte> text(5u << 20, std::byte{'x'});
+  CHECK(compress::auto_window_log(text, p) == 23);
+}
+
+TEST_CASE("make_ccob: version 2 limits and unknown versions") {
+  compress::CcobOptions o;
+  o.version = 4;
+  auto plain = golden("19-hip2.bc");
+  CHECK(error_of([&] { compress::make_ccob(plain, o, "b"); }) == "b: cannot write compressed bundle version 4 (2 or 3)");
+}
