@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""`offloadtool compress`: one case per behaviour (exact exit code, stdout,
+stderr, files left behind) and differential checks against LLVM 19's
+clang-offload-bundler: the default output is byte-identical to its -compress
+output of the same bundle, and LLVM can unbundle everything we write in its
+formats (threads, auto window, other levels, zlib). Also: thread-count
+invariance, a bundle of near-identical entries larger than LLVM's window,
+concatenated bundles, and damaged or lying CCOB headers.
+
+Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Needs /usr/lib/llvm-19/bin/clang-offload-bundler (fails without it).
+Prints "N passed, M failed"; exits 1 on failure.
+"""
+
+import json
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+OT = os.environ.get('OFFLOADTOOL')
+SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
+GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
+LLVM = '/usr/lib/llvm-19/bin/clang-offload-bundler'
+E = 'offloadtool compress: error: '
+HOST = 'host-x86_64-unknown-linux-gnu'
+GPUS = ['hipv4-amdgcn-amd-amdhsa--gfx906', 'hipv4-amdgcn-amd-amdhsa--gfx908', 'hipv4-amdgcn-amd-amdhsa--gfx90a']
+
+passed = failed = 0
+
+
+def check(name, ok, detail=''):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print('FAIL', name)
+        if detail:
+            print('    ' + str(detail)[:2000])
+
+
+def golden(name):
+    with open(os.path.join(GOLDEN, name), 'rb') as f:
+        return f.read()
+
+
+def read(path):
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, 'wb') as f:
+        f.write(data)
+
+
+class Dir:
+    def __init__(self, root):
+        self.dir = tempfile.mkdtemp(dir=root)
+
+    def p(self, name):
+        return os.path.join(self.dir, name)
+
+    def put(self, name, data):
+        write(self.p(name), data)
+        return self.p(name)
+
+    def names(self):
+        return sorted(os.listdir(self.dir))
+
+    def run(self, *args):
+        r = subprocess.run([OT, 'compress'] + list(args), cwd=self.dir, capture_output=True)
+        return r.returncode, r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
+
+    def llvm(self, *args):
+        r = subprocess.run([LLVM] + list(args), cwd=self.dir, capture_output=True)
+        if r.returncode != 0:
+            raise SystemExit('clang-offload-bundler %s failed:\n%s' % (' '.join(args), r.stderr.decode()))
+
+
+def expect(name, d, args, rc, out=None, err='', names=None):
+    got = d.run(*args)
+    ok = got[0] == rc and (out is None or got[1] == out) and (err is None or got[2] == err)
+    if names is not None:
+        ok = ok and d.names() == sorted(names)
+    check(name, ok, 'got rc=%d\n--- stdout\n%s--- stderr\n%s--- files %s' % (got[0], got[1], got[2], d.names()))
+    return got
+
+
+def noise(n, seed):
+    """n bytes compressible about 2x (fast to make): random 64 KiB blocks, each followed by a repeat."""
+    rnd = random.Random(seed)
+    out = bytearray()
+    while len(out) < n:
+        block = rnd.randbytes(1 << 16)
+        out += block + block
+    return bytes(out[:n])
+
+
+def mutate(data, count, seed):
+    rnd = random.Random(seed)
+    b = bytearray(data)
+    for _ in range(count):
+        b[rnd.randrange(len(b))] ^= 0xff
+    return bytes(b)
+
+
+def llvm_bundle(d, name, images, compress=False, level=None):
+    """LLVM 19 bundles the images (host /dev/null) the way clang bundles HIP fat binaries."""
+    paths = [d.put('%s.img%d' % (name, i), img) for i, img in enumerate(images)]
+    args = ['-type=o', '-bundle-align=4096', '-targets=' + ','.join([HOST] + GPUS[:len(images)]),
+            '-input=/dev/null'] + ['-input=' + p for p in paths] + ['-output=' + d.p(name)]
+    if compress:
+        args.append('-compress')
+    if level is not None:
+        args.append('-compression-level=%d' % level)
+    d.llvm(*args)
+    for p in paths:
+        os.unlink(p)
+    return read(d.p(name))
+
+
+def llvm_unbundles(d, name, images):
+    """LLVM 19 unbundles `name` and gets `images` back."""
+    outs = [d.p('%s.out%d' % (name, i)) for i in range(len(images) + 1)]
+    r = subprocess.run([LLVM, '-type=o', '-unbundle', '-targets=' + ','.join([HOST] + GPUS[:len(images)]),
+                        '-input=' + d.p(name)] + ['-output=' + o for o in outs], capture_output=True)
+    ok = r.returncode == 0 and all(read(o) == img for o, img in zip(outs[1:], images))
+    for o in outs:
+        if os.path.exists(o):
+            os.unlink(o)
+    return ok, r.stderr.decode()
+
+
+def test_llvm_identity(root):
+    # The golden files (LLVM 19, levels 3 and 9) and bundles of several sizes made here.
+    d = Dir(root)
+    d.put('hip2.bc', golden('19-hip2.bc'))
+    expect('golden: default output', d, ['hip2.bc', '-o', 'c.bc'], 0, '', '')
+    check('golden: LLVM 19 -compress bytes', read(d.p('c.bc')) == golden('19-hip2-compressed.bc'))
+    expect('golden: level 9', d, ['--level', '9', 'hip2.bc', '-o', 'c9.bc'], 0, '', '')
+    check('golden: LLVM 19 -compression-level=9 bytes', read(d.p('c9.bc')) == golden('19-hip2-compressed-l9.bc'))
+    d.put('text.i', golden('19-text.i'))
+    d.llvm('-type=i', '-compress', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST,
+           '-input=' + d.put('h.i', b'int x;\n'), '-input=' + d.put('t.i', b'int y;\n'), '-output=' + d.p('llvm.i'))
+    d.llvm('-type=i', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST,
+           '-input=' + d.p('h.i'), '-input=' + d.p('t.i'), '-output=' + d.p('plain.i'))
+    expect('text bundle: compressed as a whole', d, ['plain.i', '-o', 'ours.i'], 0, '', '')
+    check('text bundle: LLVM 19 bytes', read(d.p('ours.i')) == read(d.p('llvm.i')))
+
+    for size, level in ((3 << 20, None), (24 << 20, None), (6 << 20, 1), (6 << 20, 19)):
+        imgs = [noise(size, 1), mutate(noise(size, 1), 100, 2), noise(size // 2, 3)]
+        name = 'b%d-%s' % (size >> 20, level)
+        plain = llvm_bundle(d, name + '.hipfb', imgs)
+        llvm_c = llvm_bundle(d, name + '.llvm', imgs, compress=True, level=level)
+        args = [name + '.hipfb', '-o', name + '.ours'] + (['--level', str(level)] if level is not None else [])
+        expect('identity %s: runs' % name, d, args, 0, '', '')
+        check('identity %s: byte-identical to LLVM 19 -compress' % name, read(d.p(name + '.ours')) == llvm_c)
+        # and back: decompressing LLVM's CCOB gives LLVM's uncompressed bundle
+        expect('identity %s: -d of LLVM output' % name, d, ['-d', name + '.llvm', '-o', name + '.d'], 0, '', '')
+        check('identity %s: -d gives the bundle' % name, read(d.p(name + '.d')) == plain)
+        if level is not None:
+            # recompressing LLVM's default CCOB at this level gives LLVM's bytes at this level
+            default_c = llvm_bundle(d, name + '.llvm3', imgs, compress=True)
+            d.put(name + '.in3', default_c)
+            expect('identity %s: recompress' % name, d,
+                   ['--recompress', '--level', str(level), name + '.in3', '-o', name + '.re'], 0, '', '')
+            check('identity %s: recompress gives LLVM bytes' % name, read(d.p(name + '.re')) == llvm_c)
+    shutil.rmtree(d.dir)
+
+
+def test_llvm_reads(root):
+    # Every output in an LLVM-compatible mode (version 2, zstd or zlib) unbundles with LLVM 19.
+    d = Dir(root)
+    imgs = [noise(5 << 20, 4), mutate(noise(5 << 20, 4), 50, 5), noise(3 << 20, 6)]
+    llvm_bundle(d, 'in.hipfb', imgs)
+    modes = {
+        'threads 2': ['--threads', '2'],
+        'threads 1': ['--threads', '1'],
+        'window auto': ['--window', 'auto'],
+        'window 30 threads 3': ['--window', '30', '--threads', '3'],
+        'no-long level 19': ['--no-long', '--level', '19'],
+        'level -5': ['--level', '-5'],
+        'zlib': ['--method', 'zlib'],
+        'zlib level 9': ['--method', 'zlib', '--level', '9'],
+    }
+    for i, (mode, args) in enumerate(modes.items()):
+        out = 'm%d.hipfb' % i
+        expect('llvm reads %s: runs' % mode, d, args + ['in.hipfb', '-o', out], 0, '', '')
+        ok, err = llvm_unbundles(d, out, imgs)
+        check('llvm reads %s: LLVM 19 unbundles it' % mode, ok, err)
+        expect('llvm reads %s: verify' % mode, d, ['--verify', out], 0, '%s: ok (1 bundle, 1 compressed)\n' % out, '')
+    shutil.rmtree(d.dir)
+
+
+def test_threads(root):
+    # The same bytes for every thread count >= 1 (several 8 MiB jobs), not LLVM's single-threaded bytes.
+    d = Dir(root)
+    imgs = [noise(9 << 20, 7), mutate(noise(9 << 20, 7), 1000, 8), noise(5 << 20, 9)]
+    llvm_bundle(d, 'in.hipfb', imgs)
+    outs = {}
+    for n in (1, 2, 3, 8):
+        expect('threads %d: runs' % n, d, ['--threads', str(n), 'in.hipfb', '-o', 't%d' % n], 0, '', '')
+        outs[n] = read(d.p('t%d' % n))
+    check('threads: identical for 1, 2, 3 and 8', len(set(outs.values())) == 1)
+    expect('threads 0: runs', d, ['in.hipfb', '-o', 't0'], 0, '', '')
+    check('threads: differ from the single-threaded (LLVM) bytes', read(d.p('t0')) != outs[1])
+    ratio = [len(outs[1]) / os.path.getsize(d.p('in.hipfb')), os.path.getsize(d.p('t0')) / os.path.getsize(d.p('in.hipfb'))]
+    check('threads: ratio within 2% of single-threaded', ratio[0] <= ratio[1] * 1.02, ratio)
+    shutil.rmtree(d.dir)
+
+
+def test_auto_window(root):
+    # Two near-identical 130 MiB entries: farther apart than LLVM's 2^27 window.
+    d = Dir(root)
+    base = random.Random(10).randbytes(130 << 20)
+    imgs = [base, mutate(base, 2000, 11)]
+    del base
+    plain = llvm_bundle(d, 'big.hipfb', imgs)
+    llvm_c = llvm_bundle(d, 'big.llvm', imgs, compress=True)
+    expect('auto window: runs', d, ['--window', 'auto', 'big.hipfb', '-o', 'big.auto'], 0, '', '')
+    expect('auto window + threads: runs', d, ['--window', 'auto', '--threads', '2', 'big.hipfb', '-o', 'big.auto2'],
+           0, '', '')
+    llvm_ratio = len(plain) / len(llvm_c)
+    ours = len(plain) / os.path.getsize(d.p('big.auto'))
+    ours_mt = len(plain) / os.path.getsize(d.p('big.auto2'))
+    check('auto window: LLVM 19 finds nothing (ratio < 1.05)', llvm_ratio < 1.05, llvm_ratio)
+    check('auto window: ratio > 1.9 (the second entry costs almost nothing)', ours > 1.9, ours)
+    check('auto window + threads: ratio > 1.9', ours_mt > 1.9, ours_mt)
+    got = d.run('--info', '--json', 'big.auto')
+    check('auto window: window log 28 in the frame', got[0] == 0 and json.loads(got[1])['bundles'][0]['window_log'] == 28,
+          got)
+    for f in ('big.auto', 'big.auto2'):
+        ok, err = llvm_unbundles(d, f, imgs)
+        check('auto window: LLVM 19 unbundles %s' % f, ok, err)
+    expect('auto window: decompresses (streaming, window beyond 2^27)', d, ['-d', 'big.auto', '-o', 'big.d'], 0, '', '')
+    check('auto window: round trip', read(d.p('big.d')) == plain)
+    shutil.rmtree(d.dir)
+
+
+def test_info(root):
+    d = Dir(root)
+    d.put('c.bc', golden('19-hip2-compressed.bc'))
+    text = ('c.bc: 1 bundle\n\n'
+            'bundle 0 at 0x0: compressed bundle version 2, zstd\n'
+            '  header           24 bytes\n  total size       137 bytes\n  compressed       113 bytes\n'
+            '  uncompressed     188 bytes (ratio 1.66)\n  window log       8\n'
+            '  stored hash      0x2bcafb899a29dc94\n  recomputed hash  0x2bcafb899a29dc94 (matches)\n')
+    expect('info: text', d, ['--info', 'c.bc'], 0, text, '')
+    want = {'schema': 'offloadtool.compress.info', 'version': 1, 'file': 'c.bc', 'size': 137, 'bundles': [
+        {'index': 0, 'offset': 0, 'size': 137, 'compressed': True, 'format_version': 2, 'method': 'zstd',
+         'header_size': 24, 'total_size': 137, 'compressed_size': 113, 'uncompressed_size': 188, 'ratio': 1.6637,
+         'window_log': 8, 'content_size': 188, 'stored_hash': '0x2bcafb899a29dc94',
+         'recomputed_hash': '0x2bcafb899a29dc94', 'hash_match': True}]}
+    got = d.run('--info', '--json', 'c.bc')
+    try:
+        ok = got[0] == 0 and json.loads(got[1]) == want
+    except ValueError:
+        ok = False
+    check('info: json', ok, got)
+    # version 1 (LLVM 18): no total size
+    v2 = golden('19-hip2-compressed.bc')
+    d.put('v1.bc', b'CCOB\1\0\1\0' + v2[12:16] + v2[16:24] + v2[24:])
+    got = d.run('--info', '--json', 'v1.bc')
+    try:
+        b = json.loads(got[1])['bundles'][0]
+        ok = got[0] == 0 and b['format_version'] == 1 and b['total_size'] is None and b['header_size'] == 20 and \
+            b['hash_match']
+    except (ValueError, KeyError, IndexError):
+        ok = False
+    check('info: version 1', ok, got)
+    expect('info: -d of version 1', d, ['-d', 'v1.bc', '-o', 'v1.out'], 0, '', '')
+    check('info: version 1 decompresses', read(d.p('v1.out')) == golden('19-hip2.bc'))
+    # an uncompressed bundle
+    d.put('p.bc', golden('19-hip2.bc'))
+    expect('info: uncompressed', d, ['--info', 'p.bc'], 0, 'p.bc: 1 bundle\n\nbundle 0 at 0x0: uncompressed, 188 bytes\n', '')
+    expect('info: -o refused', d, ['--info', 'c.bc', '-o', 'x'], 1, '',
+           E + '--info and --verify write no output file: drop -o\n')
+    expect('verify: ok', d, ['--verify', 'c.bc'], 0, 'c.bc: ok (1 bundle, 1 compressed)\n', '')
+    shutil.rmtree(d.dir)
+
+
+def test_concatenated(root):
+    # Several bundles in one file (a .hip_fatbin section): each handled on its own.
+    d = Dir(root)
+    a, ac = golden('19-hip2.bc'), golden('19-hip2-compressed.bc')
+    m = golden('19-mixed.bc')
+    d.llvm('-type=bc', '-compress', '-targets=%s,openmp-nvptx64-nvidia-cuda-sm_70,hip-amdgcn-amd-amdhsa-gfx90a:xnack+'
+           % HOST, '-input=' + d.put('h', b'int x;\n'), '-input=' + d.put('t1', golden('tgt1')),
+           '-input=' + d.put('t2', golden('tgt2')), '-output=' + d.p('mc'))
+    mc = read(d.p('mc'))
+
+    def pad(parts):
+        out = b''
+        for p in parts:
+            out += b'\0' * (-len(out) % 4096) + p
+        return out
+    d.put('plain2', pad([a, m]) + b'\0' * 100)
+    d.put('ccob2', pad([ac, mc]))
+    expect('concat: compress', d, ['plain2', '-o', 'c2'], 0, '', '')
+    check('concat: each bundle is LLVM -compress of it, at 4096', read(d.p('c2')) == pad([ac, mc]))
+    expect('concat: decompress', d, ['-d', 'ccob2', '-o', 'd2'], 0, '', '')
+    check('concat: each CCOB decompressed, at 4096', read(d.p('d2')) == pad([a, m]))
+    d.put('mixed', pad([ac, m]))
+    expect('concat: decompress keeps uncompressed bundles', d, ['-d', 'mixed', '-o', 'd3'], 0, '', '')
+    check('concat: mixed result', read(d.p('d3')) == pad([a, m]))
+    expect('concat: recompress', d, ['--recompress', '--level', '9', 'mixed', '-o', 'r3'], 0, '', '')
+    check('concat: recompress level 9', read(d.p('r3'))[:len(golden('19-hip2-compressed-l9.bc'))] ==
+          golden('19-hip2-compressed-l9.bc'))
+    expect('concat: verify', d, ['--verify', 'mixed'], 0, 'mixed: ok (2 bundles, 1 compressed)\n', '')
+    got = expect('concat: info', d, ['--info', 'mixed'], 0, None, '')
+    check('concat: info lists both', 'bundle 1 at 0x1000: uncompressed, %d bytes\n' % len(m) in got[1], got[1])
+    expect('concat: compress refuses a CCOB inside', d, ['mixed', '-o', 'x'], 1, '',
+           E + 'mixed: the bundle is already compressed (--recompress changes its settings), at offset 0x0\n')
+    d.put('junk', pad([a]) + b'\0' * 10 + b'junk')
+    expect('concat: junk after a bundle', d, ['junk', '-o', 'x'], 1, '',
+           E + 'junk: neither an offload bundle nor padding after the bundle ending at 0xbc, at offset 0xc6\n')
+    check('concat: no output left behind', not os.path.exists(d.p('x')))
+    shutil.rmtree(d.dir)
+
+
+def test_bad_input(root):
+    d = Dir(root)
+    good = golden('19-hip2-compressed.bc')
+    d.put('keep', b'precious')
+
+    def bad(name, data, args, err, out_name='keep'):
+        d.put(name, data)
+        expect('bad %s' % name, d, args + [name, '-o', out_name], 1, '', E + err)
+        check('bad %s: existing output untouched' % name, read(d.p('keep')) == b'precious')
+        check('bad %s: no temporary left' % name, all(not n.startswith('.keep') and '.tmp' not in n for n in d.names()),
+              d.names())
+
+    h = bytearray(good)
+    h[16] ^= 1
+    bad('hash', bytes(h), ['-d'],
+        'hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed bundle\'s 0x2bcafb899a29dc94, at offset 0x10\n')
+    expect('bad hash: --hash warn writes it', d, ['-d', '--hash', 'warn', 'hash', '-o', 'w'], 0, '',
+           'offloadtool compress: warning: hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed '
+           'bundle\'s 0x2bcafb899a29dc94, at offset 0x10\n')
+    check('bad hash: warn output', read(d.p('w')) == golden('19-hip2.bc'))
+    expect('bad hash: --hash skip', d, ['-d', '--hash', 'skip', 'hash', '-o', 'w2'], 0, '', '')
+    expect('bad hash: verify fails', d, ['--verify', 'hash'], 1, '',
+           E + 'hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed bundle\'s 0x2bcafb899a29dc94, '
+           'at offset 0x10\n')
+    got = expect('bad hash: info reports it', d, ['--info', 'hash'], 0, None, '')
+    check('bad hash: info says MISMATCH', '(MISMATCH)' in got[1], got[1])
+    h = bytearray(good)
+    struct.pack_into('<I', h, 12, 189)
+    bad('size+1', bytes(h), ['-d'],
+        'size+1: zstd data of 0x71 bytes does not decompress to 0xbd bytes: declared uncompressed size 0xbd but the '
+        'data decompresses to 0xbc bytes, at offset 0x18\n')
+    struct.pack_into('<I', h, 12, 0xfffffff0)
+    bad('huge', bytes(h), ['-d'],
+        'huge: zstd data of 0x71 bytes does not decompress to 0xfffffff0 bytes: declared uncompressed size 0xfffffff0 '
+        'is more than 0x71 compressed bytes can hold, at offset 0x18\n')
+    h = bytearray(good)
+    struct.pack_into('<I', h, 8, 0x10000)
+    bad('total', bytes(h), ['-d'], 'total: compressed bundle total size 0x10000 exceeds the file size 0x89, at offset 0x8\n')
+    struct.pack_into('<I', h, 8, 4)
+    bad('total-small', bytes(h), ['-d'],
+        'total-small: compressed bundle total size 0x4 is smaller than its header (0x18 bytes), at offset 0x8\n')
+    bad('truncated', good[:16], ['-d'],
+        'truncated: compressed bundle header (0x18 bytes) extends past the end of the file (0x10 bytes), at offset 0x0\n')
+    bad('cut', good[:100], ['-d'],
+        'cut: compressed bundle total size 0x89 exceeds the file size 0x64, at offset 0x8\n')
+    bad('method', good[:6] + b'\7\0' + good[8:], ['-d'], 'method: unknown compression method 7, at offset 0x6\n')
+    bad('version', good[:4] + b'\x09\0' + good[6:], ['--recompress'],
+        'version: unknown compressed bundle version 9, at offset 0x4\n')
+    h = bytearray(good)
+    h[24] ^= 0x55
+    bad('frame', bytes(h), ['-d'],
+        'frame: zstd data of 0x71 bytes does not decompress to 0xbc bytes: Unknown frame descriptor, at offset 0x18\n')
+    # the second of two CCOBs lies: nothing is written, not even the first
+    bad('second', good + b'\0' * (4096 - len(good)) + good[:12] + struct.pack('<I', 189) + good[16:], ['-d'],
+        'second: zstd data of 0x71 bytes does not decompress to 0xbd bytes: declared uncompressed size 0xbd but the '
+        'data decompresses to 0xbc bytes, at offset 0x1018\n')
+    bad('notabundle', b'hello\n', ['-d'], 'notabundle: not an offload bundle or compressed offload bundle\n')
+    bad('empty', b'', [], 'empty: not an offload bundle or compressed offload bundle\n')
+    d.put('p.bc', golden('19-hip2.bc'))
+    expect('options: bad window', d, ['--window', '40', 'p.bc', '-o', 'x'], 1, '',
+           E + '--window 40: expected llvm, auto or a window log from 10 to 31\n')
+    expect('options: zlib with threads', d, ['--method', 'zlib', '--threads', '2', 'p.bc', '-o', 'x'], 1, '',
+           E + '--threads, --window and --long are zstd settings\n')
+    expect('options: no output', d, ['p.bc'], 1, '', E + 'no output file: give -o (or \'-o -\' for standard output)\n')
+    got = expect('options: stdout', d, ['p.bc', '-o', '-'], 0, None, '')
+    check('options: stdout bytes', got[1].startswith('CCOB'), got[1][:8])
+    check('bad: no stray files', 'x' not in d.names(), d.names())
+    shutil.rmtree(d.dir)
+
+
+def main():
+    if not OT:
+        print('OFFLOADTOOL is not set')
+        return 1
+    if not os.access(LLVM, os.X_OK):
+        print('missing %s (apt-get install clang-tools-19)' % LLVM)
+        return 1
+    root = tempfile.mkdtemp(prefix='compress-test-')
+    try:
+        for t in (test_llvm_identity, test_llvm_reads, test_threads, test_info, test_concatenated, test_bad_input,
+                  test_auto_window):
+            t(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
