@@ -1,6 +1,5 @@
 #include "bundler/archive_unbundle.h"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,6 +211,18 @@ void write_stripped(const MemberBundle& b, const std::string& display, OutputFil
   object::write_without_sections(*obj, [](std::string_view name) { return name.starts_with(kSectionPrefix); }, out);
 }
 
+// The command LLVM 19 shows for -### (quoted arguments; its temporary file
+// names are random, these are fixed).
+std::string objcopy_command(const Config& config) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = tmp && *tmp ? tmp : "/tmp";
+  if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return fmt::format(
+      "\"{}\" \"--regex\" \"--remove-section=__CLANG_OFFLOAD_BUNDLE__.*\" \"--\" "
+      "\"{}/clang-offload-bundler-000000.tmp\" \"{}/clang-offload-bundler-000001.tmp\"\n",
+      config.objcopy_path, dir, dir);
+}
+
 // Rewritten member data (decompressed payloads, stripped host objects) is
 // appended to one file in $TMPDIR, which is mapped when the archives are
 // written: memory holds one member at a time, however many there are.
@@ -264,10 +275,6 @@ struct PendingMember {
 
 std::shared_ptr<InputFile> open_archive(const std::string& path, std::vector<archive::Member>& members) {
   auto in = InputFile::open(path);
-  // Every member's header is read, and most members' payloads are copied:
-  // map the whole file's page tables in one call instead of a fault per member.
-  if (in->fd() >= 0 && in->size() > 0)
-    ::madvise(const_cast<std::byte*>(in->bytes().data()), in->size(), MADV_POPULATE_READ);
   members = archive::read_members(in->bytes(), path);
   return in;
 }
@@ -350,7 +357,11 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
       if (compatible.empty()) continue;
       PendingMember pm;
       pm.name = device_member_name(m.name, e.id);
-      if (is_host_marker(b, e)) {
+      if (is_host_marker(b, e) && config.print_commands) {
+        // -###: LLVM prints the llvm-objcopy command it would run on temporary
+        // copies of the member, and the device archive gets an empty member.
+        if (config.err) config.err(objcopy_command(config));
+      } else if (is_host_marker(b, e)) {
         pm.in_scratch = true;
         pm.scratch_offset = scratch.out().written();
         write_stripped(b, display, scratch.out());

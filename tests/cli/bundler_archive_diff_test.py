@@ -129,6 +129,9 @@ def archive_cases(f):
                          [unbundle_argv(targets, flags)], {'lib.a': mixed}, objects='*')
     bd.diff_case('hda hip-openmp-compatible', [unbundle_argv([OMP906, G906], ['-hip-openmp-compatible'])],
                  {'lib.a': mixed})
+    bd.diff_case('hda -### host', [unbundle_argv([HOST, G906], ['-###'])], {'lib.a': mixed})
+    bd.diff_case('hda -### host, objcopy beside the bundler', [{'argv': unbundle_argv([HOST], ['-###']),
+                                                                'prog': bd.PROG2}], {'lib.a': mixed})
     bd.diff_case('hda verbose', [unbundle_argv([G906], ['-verbose'])], {'lib.a': mixed})
     bd.diff_case('hda missing target', [unbundle_argv([G906, 'hip-amdgcn-amd-amdhsa--gfx1100'])], {'lib.a': mixed})
     bd.diff_case('hda missing target allowed', [unbundle_argv([G906, 'hip-amdgcn-amd-amdhsa--gfx1100'],

@@ -15,6 +15,8 @@ Environment: OFFLOADTOOL = the offloadtool binary. Prints "N passed, M failed".
 """
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -243,6 +245,54 @@ def rdc_link():
     return '\n'.join(problems) or None
 
 
+def rdc_static_library():
+    """A HIP -fgpu-rdc program linked against a static device library
+    (-L. -lfoo): the driver unbundles libfoo.a with clang-offload-bundler
+    -type=a for each GPU (into temporary files). With -save-temps every device
+    intermediate (LTO inputs and outputs, code objects) and the program are
+    byte-identical with both bundlers; the driver's own -type=a command, run
+    by hand, writes the same device archives with both."""
+    lib_cmds = [[CLANG] + HIP + ['-fgpu-rdc', '-B', '{B}', '-c', 'b.hip', '-o', 'b.o'],
+                [LLVM_BIN + '/llvm-ar', 'rcs', 'libfoo.a', 'b.o'],
+                [CLANG] + HIP + ['-fgpu-rdc', '-B', '{B}', '-c', 'a.hip', '-o', 'a.o'],
+                [LLVM_BIN + '/clang', '-c', 'stubs.c', '-o', 'stubs.o']]
+    link = [CLANG, '-fgpu-rdc', '--hip-link'] + ARCHS[:2] + ['-no-hip-rt', '-fuse-ld=lld', '-B', '{B}', 'a.o',
+                                                             'stubs.o', '-L.', '-lfoo', '-o', 'prog']
+    dry_run = ['sh', '-c', ' '.join(shlex.quote(a) for a in link) + ' -### 2> driver.txt']
+    # the command the driver runs for each GPU (reference 2.17), run by hand
+    by_hand = [['{B}/clang-offload-bundler', '-unbundle', '-type=a', '-input=./libfoo.a',
+                '-targets=hip-amdgcn-amd-amdhsa-' + arch, '-output=libbc-foo-amdgcn-%s.a' % arch,
+                '-allow-missing-bundles', '-hip-openmp-compatible'] for arch in ('gfx906', 'gfx90a')]
+    cmds = lib_cmds + [dry_run, link + ['-save-temps']] + by_hand
+    lf = build(LLVM_BUNDLER, cmds)
+    of = build(OURS, cmds)
+    problems = []
+    driver = of['driver.txt'].decode(errors='replace')
+    for arch in ('gfx906', 'gfx90a'):
+        if not re.search(r'clang-offload-bundler" "-unbundle" "-type=a" "-input=./libfoo.a" '
+                         r'"-targets=hip-amdgcn-amd-amdhsa-%s"' % arch, driver):
+            problems.append('the driver runs no -type=a unbundling of libfoo.a for %s:\n%s' % (arch, driver))
+    # Device products only: host objects are made by llvm-objcopy on one side
+    # and natively on the other (same contents, other layout; see rdc_objects),
+    # and the LTO resolution files list the driver's random temporary names.
+    compared = [n for n in sorted(set(lf) | set(of))
+                if n == 'prog' or ('amdgcn' in n and not n.endswith('.resolution.txt'))]
+    if len([n for n in compared if n.startswith('libbc-foo-')]) != 2 or 'prog' not in compared:
+        problems.append('missing products: %s' % compared)
+    for n in compared:
+        if lf.get(n) != of.get(n):
+            problems.append('%s differs' % n)
+    for arch in ('gfx906', 'gfx90a'):
+        a = of.get('libbc-foo-amdgcn-%s.a' % arch, b'')
+        if b'twice' not in a:
+            problems.append('the device archive for %s holds no definition of twice()' % arch)
+    # LLVM's library and objects linked through offloadtool
+    mixed = build(OURS, [link], {'a.o': lf['a.o'], 'stubs.o': lf['stubs.o'], 'libfoo.a': lf['libfoo.a']})
+    if mixed['prog'] != lf['prog']:
+        problems.append("LLVM's library linked through offloadtool gives another program")
+    return '\n'.join(problems) or None
+
+
 def main():
     global ROOT, OURS
     OURS = os.environ.get('OFFLOADTOOL')
@@ -288,6 +338,7 @@ def main():
                                              ['k.ll']))
         check('-fgpu-rdc -c objects read identically', rdc_objects)
         check('-fgpu-rdc objects linked into a program', rdc_link)
+        check('-fgpu-rdc program linked against a static device library (-type=a)', rdc_static_library)
     finally:
         shutil.rmtree(ROOT, ignore_errors=True)
     print('%d passed, %d failed' % (PASSED, len(FAILED)))
