@@ -31,8 +31,11 @@ file name stands for the member name. Host objects lose their bundle sections.
   - Duplicate names never overwrite each other: the second "x.bc" is written as
     "x.1.bc", the third as "x.2.bc", ... in input order (deterministic).
   - Existing files in DIR with the same names are replaced.
-  - All or nothing: files are staged in a hidden folder inside DIR and moved
-    into place only when everything succeeded.
+  - All or nothing: files are staged in a hidden folder inside DIR
+    (.offloadtool-extract-<pid>) and moved into place only when everything
+    succeeded; after an error nothing is left. (Interrupted by a signal, the
+    staging folder may remain: there can be more files than the signal
+    handler tracks.)
   --verbose prints one line per written file: <path>\t<member>\t<bundle id>.
 
 Exit status: 0 on success, 1 on any error (nothing is written then).
