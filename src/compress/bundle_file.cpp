@@ -40,6 +40,18 @@ void recode_file(const std::string& input, const std::string& output, const Reco
     if (options.hash == RecodeOptions::Hash::Check) throw e;
     if (options.warn) options.warn(e.what());
   };
+  // A CCOB straight into the output: the header is written last, over a
+  // placeholder, where the output can seek; otherwise (a pipe) built in memory.
+  auto write_ccob = [&](Bytes plain) {
+    if (!out.seekable()) {
+      out.write(make_ccob(plain, options.ccob, input));
+      return;
+    }
+    std::uint64_t at = out.written();
+    out.zeros(formats::ccob_header_size(options.ccob.version == 3 ? 3 : 2));
+    formats::CcobHeader h = compress_ccob(plain, options.ccob, input, [&](Bytes b) { out.write(b); });
+    out.write_at(at, formats::write_ccob_header(h));
+  };
   for (const formats::BundleSpan& s : spans) {
     out.zeros(align_to(out.written(), align) - out.written());
     Bytes item = data.subspan(s.offset, s.size);
@@ -47,7 +59,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
       case Action::Compress:
         if (s.compressed)
           fail_at({input, s.offset}, "the bundle is already compressed (--recompress changes its settings)");
-        out.write(make_ccob(item, options.ccob, input));
+        write_ccob(item);
         break;
       case Action::Decompress:
         if (!s.compressed) {
@@ -61,7 +73,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
         break;
       case Action::Recompress: {
         if (!s.compressed) {
-          out.write(make_ccob(item, options.ccob, input));
+          write_ccob(item);
           break;
         }
         // The new CCOB is compressed in one call over the whole bundle (LLVM's
@@ -71,7 +83,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
             item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); },
             options.hash != RecodeOptions::Hash::Skip);
         check_hash(d, s.offset);
-        out.write(make_ccob(plain, options.ccob, input));
+        write_ccob(plain);
         break;
       }
     }

@@ -146,7 +146,8 @@ int auto_window_log(Bytes bundle, const Params& params) {
   return wanted > library ? wanted : 0;
 }
 
-std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file) {
+formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
+                                  const Sink& sink) {
   if (options.version != 2 && options.version != 3)
     fail(file, "cannot write compressed bundle version {} (2 or 3)", options.version);
   if (options.version == 2 && plain.size() > 0xffffffffu)
@@ -154,14 +155,25 @@ std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const 
          plain.size());
   Params params = options.params;
   if (options.auto_window && params.window_log == 0) params.window_log = auto_window_log(plain, params);
-  std::vector<std::byte> compressed;
-  // The compressed data stays in memory until the header, which records its
-  // size, is written; with threads == 0 the input is compressed in one call
-  // over the (mapped) bundle, which LLVM's bytes need (see compress_all).
+  std::uint64_t compressed_size = 0;
+  auto counted = [&](Bytes b) {
+    compressed_size += b.size();
+    sink(b);
+  };
   std::uint64_t hash = md5_beside(plain, [&] {
     try {
-      compressed = compress_all(params, plain);
+      if (params.threads > 0 || params.window_log != 0) {
+        // Not LLVM's bytes anyway: streamed, the compressed data is never held.
+        Compressor c(params, plain.size(), counted);
+        c.write(plain);
+        c.finish();
+      } else {
+        // LLVM's bytes: one compression call over the whole (mapped) bundle into
+        // one buffer (see compress_all), so the compressed data is held here.
+        counted(compress_all(params, plain));
+      }
     } catch (const Error& e) {
+      if (!e.file().empty()) throw;  // the sink's own error
       fail(file, "{}", e.message());
     }
   });
@@ -169,14 +181,20 @@ std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const 
   h.version = options.version;
   h.method = params.method;
   h.header_size = formats::ccob_header_size(h.version);
-  h.total_size = h.header_size + compressed.size();
+  h.total_size = h.header_size + compressed_size;
   h.uncompressed_size = plain.size();
   h.hash = hash;
   if (h.version == 2 && *h.total_size > 0xffffffffu)
     fail(file, "compressed bundle of 0x{:x} bytes exceeds the 4 GiB limit of version 2 (use version 3)",
          *h.total_size);
-  std::vector<std::byte> out = formats::write_ccob_header(h);
-  out.insert(out.end(), compressed.begin(), compressed.end());
+  return h;
+}
+
+std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file) {
+  std::vector<std::byte> out(formats::ccob_header_size(options.version == 3 ? 3 : 2));
+  formats::CcobHeader h = compress_ccob(plain, options, file, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
+  std::vector<std::byte> header = formats::write_ccob_header(h);
+  std::copy(header.begin(), header.end(), out.begin());
   return out;
 }
 

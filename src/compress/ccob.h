@@ -34,6 +34,13 @@ int auto_window_log(Bytes bundle, const Params& params);
 // `clang-offload-bundler -compress` bytes; errors name `file`.
 std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file);
 
+// The same, handing the compressed data (without the header) to `sink` as it
+// comes and returning the header, which goes in front of it: multi-threaded
+// and own-window compression stream; LLVM's bytes come from one call (see
+// compress_all) and are handed over at once.
+formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
+                                  const Sink& sink);
+
 // What the compressed data says about itself (read from the zstd frame header
 // or the zlib stream header); empty when the header cannot be read.
 struct StreamInfo {
