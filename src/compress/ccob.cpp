@@ -192,7 +192,8 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
 
 std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file) {
   std::vector<std::byte> out(formats::ccob_header_size(options.version == 3 ? 3 : 2));
-  formats::CcobHeader h = compress_ccob(plain, options, file, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
+  formats::CcobHeader h =
+      compress_ccob(plain, options, file, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
   std::vector<std::byte> header = formats::write_ccob_header(h);
   std::copy(header.begin(), header.end(), out.begin());
   return out;

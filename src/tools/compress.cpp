@@ -78,7 +78,8 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
           "     \"stored_hash\": \"0x{:016x}\", \"recomputed_hash\": \"0x{:016x}\", \"hash_match\": {}",
           h.version, compress::method_name(h.method), h.header_size, opt(h.total_size), d.compressed_size,
           h.uncompressed_size, ratio_of(d), b.stream ? std::to_string(b.stream->window_log) : "null",
-          opt(b.stream ? b.stream->content_size : std::nullopt), h.hash, d.recomputed_hash.value_or(0), d.hash_matches());
+          opt(b.stream ? b.stream->content_size : std::nullopt), h.hash, d.recomputed_hash.value_or(0),
+          d.hash_matches());
     }
     out += "}";
   }
@@ -142,7 +143,8 @@ int run_compress(const cli::Invocation& inv) {
   app.add_option("--method", method, "zstd (default) or zlib")->check(CLI::IsMember({"zstd", "zlib"}));
   app.add_option("--level", level, "compression level (default: zstd 3, zlib 6, as LLVM)");
   app.add_flag("--long,!--no-long", long_distance, "zstd long-distance matching (default on, as LLVM)");
-  app.add_option("--ccob-version", ccob_version, "compressed bundle format version, 2 (default) or 3")
+  app.add_option("--ccob-version", ccob_version,
+                 "compressed bundle format version: 2 (LLVM 19's, default) or 3 (LLVM 20+; LLVM 19 cannot read it)")
       ->check(CLI::IsMember({2, 3}));
   app.add_option("--threads", threads, "zstd worker threads; the output is the same for every N >= 1 but not LLVM's")
       ->check(CLI::Range(0, 256));

@@ -188,6 +188,9 @@ def test_llvm_reads(root):
         'zlib': ['--method', 'zlib'],
         'zlib level 9': ['--method', 'zlib', '--level', '9'],
     }
+    expect('version 3: runs', d, ['--ccob-version', '3', 'in.hipfb', '-o', 'v3.hipfb'], 0, '', '')
+    ok, err = llvm_unbundles(d, 'v3.hipfb', imgs)
+    check('version 3: LLVM 19 cannot read it (documented: LLVM 20+)', not ok and 'Failed to decompress input' in err, err)
     for i, (mode, args) in enumerate(modes.items()):
         out = 'm%d.hipfb' % i
         expect('llvm reads %s: runs' % mode, d, args + ['in.hipfb', '-o', out], 0, '', '')
@@ -237,6 +240,9 @@ def test_auto_window(root):
     for f in ('big.auto', 'big.auto2'):
         ok, err = llvm_unbundles(d, f, imgs)
         check('auto window: LLVM 19 unbundles %s' % f, ok, err)
+    r = subprocess.run([OT, 'unbundle', 'big.auto', '-t', GPUS[1] + '=e1'], cwd=d.dir, capture_output=True)
+    check('auto window: offloadtool unbundle reads it (streaming decoder, window beyond 2^27)',
+          r.returncode == 0 and read(d.p('e1')) == imgs[1], r.stderr)
     expect('auto window: decompresses (streaming, window beyond 2^27)', d, ['-d', 'big.auto', '-o', 'big.d'], 0, '', '')
     check('auto window: round trip', read(d.p('big.d')) == plain)
     shutil.rmtree(d.dir)
