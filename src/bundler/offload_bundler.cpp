@@ -400,52 +400,114 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
   if (config.ccob_version == 2 && total > 0xffffffffu) fail_llvm("Uncompressed size exceeds version 2 limit");
   auto t0 = std::chrono::steady_clock::now();
   Md5 md5;
+  // The compressed bytes go to the output behind room for the header, which is
+  // written last (it holds their size and the hash); a stream output (stdout)
+  // cannot be rewritten, so there they wait in memory.
+  const bool direct = out.seekable();
   std::vector<std::byte> compressed;
+  std::uint64_t compressed_size = 0;
+  if (direct) out.zeros(formats::ccob_header_size(config.ccob_version));
+  compress::Sink sink = [&](Bytes b) {
+    compressed_size += b.size();
+    if (direct)
+      out.write(b);
+    else
+      compressed.insert(compressed.end(), b.begin(), b.end());
+  };
   static const std::byte kZero[4096] = {};
-  auto for_each_chunk = [&](const std::function<void(Bytes)>& sink) {
+  auto for_each_chunk = [&](const std::function<void(Bytes)>& chunk) {
     for (const Piece& p : pieces) {
       if (p.input) {
         Bytes all = p.input->bytes();
         for (std::uint64_t off = 0; off < all.size(); off += 64u << 20) {
           std::uint64_t n = std::min<std::uint64_t>(64u << 20, all.size() - off);
-          sink(all.subspan(off, n));
+          chunk(all.subspan(off, n));
           p.input->release(off, n);
         }
       } else if (p.zeros) {
         for (std::uint64_t left = p.zeros; left > 0;) {
           std::uint64_t n = std::min<std::uint64_t>(left, sizeof kZero);
-          sink(Bytes(kZero, n));
+          chunk(Bytes(kZero, n));
           left -= n;
         }
       } else {
-        sink(p.literal);
+        chunk(p.literal);
       }
     }
   };
   if (config.compression.threads > 0) {
     // Multi-threaded zstd streams: memory stays bounded, and the bytes (which
     // differ from LLVM's single-threaded ones anyway) do not depend on the count.
-    compress::Compressor compressor(config.compression, total,
-                                    [&](Bytes b) { compressed.insert(compressed.end(), b.begin(), b.end()); });
+    compress::Compressor compressor(config.compression, total, sink);
     for_each_chunk([&](Bytes b) {
       md5.update(b);
       compressor.write(b);
     });
     compressor.finish();
-  } else {
-    // LLVM's bytes: one compression call over the whole uncompressed bundle
-    // (see compress::compress_all), so the bundle is assembled in memory here.
+  } else if (total <= kInMemoryLimit) {
+    // LLVM's bytes: one compression call over the whole uncompressed bundle.
     std::vector<std::byte> plain;
     plain.reserve(total);
     for_each_chunk([&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); });
     md5.update(plain);
-    compressed = compress::compress_all(config.compression, plain);
+    sink(compress::compress_all(config.compression, plain));
+  } else {
+    // LLVM's bytes without the bundle in memory: it is laid out in an unlinked
+    // scratch file beside the output (the inputs move by copy_file_range) and
+    // compressed from the file's mapping as it fills (Input::Stable gives the
+    // one-call bytes). Pages further back than the compressor's window leave
+    // memory; should it read one again, the mapping brings the same bytes back.
+    OutputFile scratch = OutputFile::scratch(config.outputs[0]);
+    scratch.resize(total);
+    std::shared_ptr<InputFile> view = scratch.map(config.outputs[0]);
+    compress::Compressor compressor(config.compression, total, sink, compress::Compressor::Input::Stable);
+    // Fed 1 MiB at a time, 4 MiB kept behind: 66 MB peak RSS for 4 x 200 MB
+    // (LLVM 3.7 GB) against 163 MB when the whole window stays, for 1.4 s more
+    // system time re-reading dropped pages (measured; the bytes are the same).
+    constexpr std::uint64_t kStep = 1u << 20, kKeep = 4u << 20;
+    const std::uint64_t window = compressor.window_size();
+    std::uint64_t filled = 0;
+    auto compress_to = [&](std::uint64_t end) {
+      scratch.flush();
+      for (; filled < end;) {
+        Bytes b = view->bytes().subspan(filled, std::min(end - filled, kStep));
+        md5.update(b);
+        compressor.write(b);
+        filled += b.size();
+        // Drop what lies more than kKeep behind; pages the compressor read
+        // again since the last call lie at most a window further back.
+        if (filled > kKeep) {
+          std::uint64_t upto = filled - kKeep, from = upto > window + kStep ? upto - window - kStep : 0;
+          view->release(from, upto - from);
+        }
+      }
+    };
+    for (const Piece& p : pieces) {
+      if (p.input) {
+        for (std::uint64_t off = 0; off < p.input->size(); off += 64u << 20) {
+          std::uint64_t n = std::min<std::uint64_t>(64u << 20, p.input->size() - off);
+          scratch.copy_from(*p.input, off, n);
+          compress_to(filled + n);
+        }
+      } else {
+        if (p.zeros)
+          scratch.zeros(p.zeros);
+        else
+          scratch.write(p.literal);
+        compress_to(scratch.written());
+      }
+    }
+    compressor.finish();
   }
-  formats::CcobHeader h = ccob_header_for(config, total, compressed.size(), md5.truncated());
-  out.write(formats::write_ccob_header(h));
-  out.write(compressed);
+  formats::CcobHeader h = ccob_header_for(config, total, compressed_size, md5.truncated());
+  if (direct) {
+    out.write_at(0, formats::write_ccob_header(h));
+  } else {
+    out.write(formats::write_ccob_header(h));
+    out.write(compressed);
+  }
   out.commit();
-  print_compression_stats(config, h, compressed.size(), seconds_since(t0));
+  print_compression_stats(config, h, compressed_size, seconds_since(t0));
 }
 
 void unbundle(const Config& config, const std::vector<BundleId>& targets) {

@@ -1,5 +1,8 @@
 #include "compress/codec.h"
 
+// ZSTD_c_stableInBuffer is in zstd's experimental API (stable since 1.4.9 in
+// behaviour); the static build links the same libzstd the headers describe.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zlib.h>
 #include <zstd.h>
 
@@ -40,6 +43,10 @@ std::string zlib_error_text(int code) {
 struct Compressor::Impl {
   Params params;
   Sink sink;
+  Input input = Input::Buffered;
+  ZSTD_inBuffer stable{nullptr, 0, 0};  // Input::Stable: everything fed so far
+  bool stable_ended = false;            // the frame is complete
+  std::uint64_t total = 0;
   ZSTD_CCtx* zc = nullptr;
   z_stream zs{};
   bool zs_ready = false;
@@ -50,8 +57,7 @@ struct Compressor::Impl {
     if (zs_ready) deflateEnd(&zs);
   }
 
-  void zstd_run(Bytes in, ZSTD_EndDirective mode) {
-    ZSTD_inBuffer ib{in.data(), in.size(), 0};
+  void zstd_run(ZSTD_inBuffer& ib, ZSTD_EndDirective mode) {
     for (;;) {
       ZSTD_outBuffer ob{out.data(), out.size(), 0};
       std::size_t left = ZSTD_compressStream2(zc, &ob, &ib, mode);
@@ -84,9 +90,11 @@ struct Compressor::Impl {
   }
 };
 
-Compressor::Compressor(const Params& params, std::uint64_t total_size, Sink sink) : impl_(new Impl) {
+Compressor::Compressor(const Params& params, std::uint64_t total_size, Sink sink, Input input) : impl_(new Impl) {
   impl_->params = params;
   impl_->sink = std::move(sink);
+  impl_->input = input;
+  impl_->total = total_size;
   if (params.method == Method::Zstd) {
     impl_->zc = ZSTD_createCCtx();
     if (!impl_->zc) throw std::bad_alloc();
@@ -100,12 +108,14 @@ Compressor::Compressor(const Params& params, std::uint64_t total_size, Sink sink
       if (ZSTD_isError(rc)) fail("", "this libzstd cannot compress with {} threads", params.threads);
       // What decides the multi-threaded bytes, pinned so that they depend on
       // neither the worker count nor zstd's defaults: the job size (where the
-      // input is cut into independently compressed jobs) and the overlap each job
-      // reloads from the previous one (rsyncable cuts stay off, zstd's default). Long-distance matches
-      // are searched serially over the whole window, so they cross job borders.
+      // input is cut into independently compressed jobs) and the overlap each
+      // job reloads from the previous one (rsyncable cuts stay off, zstd's
+      // default). Long-distance matches are searched serially over the whole
+      // window, so they cross job borders.
       ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_jobSize, static_cast<int>(kMtJobSize));
       ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_overlapLog, kMtOverlapLog);
     }
+    if (input == Input::Stable) ZSTD_CCtx_setParameter(impl_->zc, ZSTD_c_stableInBuffer, 1);
     ZSTD_CCtx_setPledgedSrcSize(impl_->zc, total_size);
   } else {
     if (params.level < -1 || params.level > 9) fail("", "invalid zlib compression level {}", params.level);
@@ -118,20 +128,50 @@ Compressor::Compressor(const Params& params, std::uint64_t total_size, Sink sink
 Compressor::~Compressor() = default;
 
 void Compressor::write(Bytes data) {
+  if (impl_->params.method == Method::Zstd && impl_->input == Input::Stable) {
+    ZSTD_inBuffer& in = impl_->stable;
+    if (!in.src) in.src = data.data();
+    if (data.data() != static_cast<const std::byte*>(in.src) + in.size && !data.empty())
+      throw std::logic_error("Compressor: a stable input must continue the previous write");
+    in.size += data.size();
+    // The last piece ends the frame at once: a frame ended by finish() alone
+    // would close with an empty last block (3 bytes ZSTD_compress2 does not
+    // write) whenever the input had just filled a whole block.
+    impl_->stable_ended = in.size == impl_->total;
+    impl_->zstd_run(in, impl_->stable_ended ? ZSTD_e_end : ZSTD_e_continue);
+    return;
+  }
   for (std::size_t off = 0; off < data.size(); off += kChunk * 64) {
     Bytes piece = data.subspan(off, std::min<std::size_t>(kChunk * 64, data.size() - off));
-    if (impl_->params.method == Method::Zstd)
-      impl_->zstd_run(piece, ZSTD_e_continue);
-    else
+    if (impl_->params.method == Method::Zstd) {
+      ZSTD_inBuffer in{piece.data(), piece.size(), 0};
+      impl_->zstd_run(in, ZSTD_e_continue);
+    } else {
       impl_->zlib_run(piece, Z_NO_FLUSH);
+    }
   }
 }
 
 void Compressor::finish() {
-  if (impl_->params.method == Method::Zstd)
-    impl_->zstd_run({}, ZSTD_e_end);
-  else
+  if (impl_->params.method == Method::Zstd) {
+    ZSTD_inBuffer none{nullptr, 0, 0};
+    if (!impl_->stable_ended) impl_->zstd_run(impl_->input == Input::Stable ? impl_->stable : none, ZSTD_e_end);
+  } else {
     impl_->zlib_run({}, Z_FINISH);
+  }
+}
+
+std::uint64_t Compressor::window_size() const {
+  if (impl_->params.method == Method::Zlib) return 32u << 10;
+  int log = 0;
+  ZSTD_CCtx_getParameter(impl_->zc, ZSTD_c_windowLog, &log);
+  if (log == 0) {
+    // The library's choice: the level's window for this size, and with
+    // long-distance matching at least ZSTD_LDM_DEFAULT_WINDOW_LOG (27).
+    log = static_cast<int>(ZSTD_getCParams(impl_->params.level, impl_->total, 0).windowLog);
+    if (impl_->params.long_distance) log = std::max(log, 27);
+  }
+  return std::uint64_t{1} << log;
 }
 
 void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink& sink,

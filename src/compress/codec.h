@@ -35,15 +35,27 @@ inline constexpr int kMtOverlapLog = 6;
 
 class Compressor {
  public:
+  // How the input arrives. Buffered: in any pieces (zstd copies them into its
+  // own window buffer). Stable: each write continues the previous one in
+  // memory -- successive extensions of one buffer that stays mapped until
+  // finish() -- and zstd reads it in place (ZSTD_c_stableInBuffer). The bytes
+  // are then exactly those of one ZSTD_compress2 call over the whole buffer
+  // (LLVM's), however the input is cut, while the compressor reads no further
+  // back than window_size(): the caller may drop older pages from memory, as
+  // long as reading them again gives the same bytes (a file mapping).
+  enum class Input { Buffered, Stable };
+
   // `total_size` is the exact number of bytes that will be fed (pledged to zstd,
   // so the frame header matches what ZSTD_compress2 writes for the same input).
-  Compressor(const Params& params, std::uint64_t total_size, Sink sink);
+  Compressor(const Params& params, std::uint64_t total_size, Sink sink, Input input = Input::Buffered);
   ~Compressor();
   Compressor(const Compressor&) = delete;
   Compressor& operator=(const Compressor&) = delete;
 
   void write(Bytes data);
   void finish();
+  // How far behind the newest input the compressor may still read.
+  std::uint64_t window_size() const;
 
  private:
   struct Impl;
@@ -51,9 +63,9 @@ class Compressor {
 };
 
 // One call over the whole input, exactly as llvm::compression does
-// (ZSTD_compress2 / compress2). zstd's streaming mode finds other matches once
-// the input outgrows its window buffer, so LLVM's bytes for large bundles need
-// the whole input at once.
+// (ZSTD_compress2 / compress2). zstd's buffered streaming finds other matches
+// once the input outgrows its window buffer; Compressor::Input::Stable gives
+// these bytes without the whole input in memory.
 std::vector<std::byte> compress_all(const Params& params, Bytes data);
 
 // Decompress `src` into exactly `size` bytes. Errors are LLVM's texts

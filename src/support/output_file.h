@@ -38,6 +38,8 @@ class OutputFile {
   // kernel allows it (copy_file_range), else from the mapping in large blocks.
   void copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len);
 
+  // Hand buffered bytes to the kernel (map() and the copies do it themselves).
+  void flush();
   // A regular file (temporary or scratch), not a stream: write_at and map work.
   bool seekable() const { return seekable_; }
   // Overwrite bytes already written (a header completed at the end).
@@ -55,7 +57,6 @@ class OutputFile {
 
  private:
   OutputFile() = default;
-  void flush();
   void finish();   // flush + close; throws
   void rename_into_place();
   void raw_write(const std::byte* p, std::size_t n);

@@ -952,34 +952,36 @@ def compression_cases():
                    ['-type=bc', '-list', '-verbose', '-input=x']], {'x': b'z' * size})
 
 
-def large_compression_case():
-    """A compressed bundle larger than zstd's long-distance-matching window
-    (4 x 40 MiB, compressible): LLVM compresses the whole bundle in one call; the
-    bytes must still be the same. Files stay on disk (hard links, no copies in memory)."""
-    name = 'compress 4 x 40 MiB, larger than the LDM window'
+def large_compression_case(name, sizes_mib):
+    """A compressed bundle over offloadtool's in-memory limit (64 MiB), which it
+    compresses from a scratch file as it fills: LLVM compresses the whole bundle
+    in one call; the bytes must still be the same. Files stay on disk (hard
+    links, no copies in memory). `sizes_mib`: the images' sizes in MiB (floats)."""
     if not selected(name):
         return
+    count = len(sizes_mib)
 
     def run(index):
         src = os.path.join(SCRATCH, 'large%d' % index)
         os.makedirs(src)
         half, quarter = 1 << 19, 1 << 18
         rng = random.Random(1)  # seed 1 made offloadtool 0.1.0's output differ
-        for i in range(4):
+        for i, size in enumerate(sizes_mib):
             prev = rng.randbytes(quarter)
             with open(os.path.join(src, 'img%d' % i), 'wb') as f:
-                for _ in range(40):
+                for _ in range(int(size)):
                     fresh = rng.randbytes(half)
                     f.write(fresh + bytes(quarter) + prev)
                     prev = fresh[:quarter]
-        targets = '-targets=' + ','.join([HOST] + ['hip-amdgcn-amd-amdhsa--gfx%s' % a for a in ('906', '908', '90a', '1030')])
+                f.write(rng.randbytes(int((size - int(size)) * (1 << 20))))
+        targets = '-targets=' + ','.join([HOST] + ['hip-amdgcn-amd-amdhsa--gfx%s' % a for a in ('906', '908', '90a', '1030')][:count])
         argv = ['-type=o', '-bundle-align=4096', '-compress', targets, '-input=/dev/null'] + \
-            ['-input=img%d' % i for i in range(4)] + ['-output=fat']
+            ['-input=img%d' % i for i in range(count)] + ['-output=fat']
         works, results = [], []
         for side in (LLVM, OURS):
             w = Workdir(side, index)
             w.prepare({})
-            for i in range(4):
+            for i in range(count):
                 os.link(os.path.join(src, 'img%d' % i), os.path.join(w.case, 'img%d' % i))
             results.append(w.run({'argv': argv}))
             works.append(w)
@@ -996,12 +998,12 @@ def large_compression_case():
         if problem is None:
             # Unbundling it: over offloadtool's in-memory limit (64 MiB), so it decompresses
             # through a scratch file; the images must equal LLVM's and nothing may be left.
-            unbundle = ['-type=o', '-unbundle', targets, '-input=fat'] + ['-output=u%d' % i for i in range(5)]
+            unbundle = ['-type=o', '-unbundle', targets, '-input=fat'] + ['-output=u%d' % i for i in range(count + 1)]
             res = [w.run({'argv': unbundle}) for w in works]
             if [r[0] for r in res] != [0, 0]:
                 problem = 'unbundling failed: %r' % ([r[2] for r in res],)
             else:
-                for i in range(5):
+                for i in range(count + 1):
                     a, b = (os.path.join(w.case, 'u%d' % i) for w in works)
                     if not filecmp.cmp(a, b, shallow=False):
                         problem = 'unbundled u%d differs' % i
@@ -1513,7 +1515,9 @@ def main():
         missing_bundles_cases()
         compression_cases()
         decompression_cases()
-        large_compression_case()
+        large_compression_case('compress 4 x 40 MiB, larger than the LDM window', [40] * 4)
+        # header page + image = exactly 80 MiB: the input ends on a zstd block border
+        large_compression_case('compress 80 MiB, a whole number of zstd blocks', [80 - 4096 / (1 << 20)])
         object_cases()
         malformed_cases()
         passed, failed = run_all()

@@ -1,0 +1,81 @@
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "compress/codec.h"
+
+using namespace ot;
+using compress::Compressor;
+
+namespace {
+
+// Compressible data with repeats further apart than small zstd windows: 64 KiB
+// blocks, each a random block or a lightly changed copy of one ~2 MiB back.
+std::vector<std::byte> test_data(std::size_t blocks) {
+  std::mt19937 rng(7);
+  std::vector<std::byte> d;
+  constexpr std::size_t kBlock = 64u << 10;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (b >= 32 && rng() % 2) {
+      std::size_t from = (b - 32) * kBlock;
+      for (std::size_t i = 0; i < kBlock; ++i) d.push_back(i % 977 ? d[from + i] : std::byte{0x5a});
+    } else {
+      for (std::size_t i = 0; i < kBlock; ++i) d.push_back(static_cast<std::byte>(i % 4 ? rng() : 0));
+    }
+  }
+  return d;
+}
+
+std::vector<std::byte> compress_stable(const compress::Params& p, Bytes data, std::size_t first_piece) {
+  std::vector<std::byte> out;
+  Compressor c(p, data.size(), [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); }, Compressor::Input::Stable);
+  // Irregular pieces, each continuing the previous one in memory.
+  for (std::size_t off = 0, n = first_piece; off < data.size(); off += n, n = n * 3 / 2 + 4093)
+    c.write(data.subspan(off, std::min(n, data.size() - off)));
+  c.finish();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a stable input gives the one-call bytes (LLVM's) however it is cut, past the window too") {
+  const std::vector<std::byte> data = test_data(96);  // 6 MiB, more than the windows of levels 1 and 3 without LDM
+  struct Case {
+    compress::Method method;
+    int level;
+    bool ldm;
+  };
+  for (Case k : {Case{compress::Method::Zstd, 1, false}, Case{compress::Method::Zstd, 3, false},
+                 Case{compress::Method::Zstd, 3, true}, Case{compress::Method::Zstd, 9, true},
+                 Case{compress::Method::Zlib, 6, false}}) {
+    CAPTURE(k.level);
+    CAPTURE(k.ldm);
+    compress::Params p;
+    p.method = k.method;
+    p.level = k.level;
+    p.long_distance = k.ldm;
+    const std::vector<std::byte> one_call = compress::compress_all(p, data);
+    CHECK(compress_stable(p, data, 1) == one_call);
+    CHECK(compress_stable(p, data, 100000) == one_call);
+    CHECK(compress_stable(p, data, data.size()) == one_call);
+  }
+}
+
+TEST_CASE("the window a stable-input caller must keep, and writes that do not continue the input") {
+  compress::Params p;  // LLVM's: zstd level 3 with long-distance matching
+  std::vector<std::byte> data(1000);
+  Compressor ldm(p, std::uint64_t{1} << 32, [](Bytes) {}, Compressor::Input::Stable);
+  CHECK(ldm.window_size() == std::uint64_t{1} << 27);  // ZSTD_LDM_DEFAULT_WINDOW_LOG
+  p.long_distance = false;
+  Compressor small(p, 1000, [](Bytes) {}, Compressor::Input::Stable);
+  CHECK(small.window_size() <= 1024);  // zstd shrinks the window to the input
+  small.write(Bytes(data).first(10));
+  CHECK_THROWS_AS(small.write(Bytes(data).subspan(20, 10)), std::logic_error);
+  p.method = compress::Method::Zlib;
+  p.level = 6;
+  Compressor zlib(p, 1000, [](Bytes) {}, Compressor::Input::Stable);
+  CHECK(zlib.window_size() == 32768);
+}
