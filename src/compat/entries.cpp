@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "archive/ar_reader.h"
+#include "compat/code_object.h"
 #include "compress/codec.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_sequence.h"
@@ -18,6 +19,12 @@ constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
 constexpr std::string_view kDup = "duplicate bundle entry id '";  // formats/bundle_binary.cpp's message
 
 bool duplicate_id(const Error& e) { return e.message().starts_with(kDup); }
+
+std::string code_object_of(Bytes payload) {
+  auto t = amdgpu_code_object(payload);
+  if (!t) return "";
+  return t->target_id.empty() ? fmt::format("unknown processor (EF_AMDGPU_MACH 0x{:x})", t->mach) : t->target_id;
+}
 
 // Readers count offsets from the start of the bytes they were given; errors
 // report them from the start of the file (or member).
@@ -102,7 +109,8 @@ class Walker {
       return;
     }
     for (std::size_t i = 0; i < entries.size(); ++i)
-      c.entries.push_back({entries[i].id, name, i, (compressed ? 0 : base) + entries[i].offset, entries[i].size, compressed});
+      c.entries.push_back({entries[i].id, name, i, (compressed ? 0 : base) + entries[i].offset, entries[i].size, compressed,
+                           code_object_of(data.subspan(entries[i].offset, entries[i].size))});
     out_.push_back(std::move(c));
   }
 
@@ -131,7 +139,8 @@ class Walker {
       auto entries = formats::read_text_bundle(data, comment, file);
       FoundContainer c{fmt::format("{}, text bundle ('{}' comments)", name, comment), {}, {}};
       for (std::size_t i = 0; i < entries.size(); ++i)
-        c.entries.push_back({entries[i].id, c.name, i, entries[i].offset, entries[i].size, compressed});
+        c.entries.push_back({entries[i].id, c.name, i, entries[i].offset, entries[i].size, compressed,
+                             code_object_of(data.subspan(entries[i].offset, entries[i].size))});
       out_.push_back(std::move(c));
       return true;
     }
@@ -146,7 +155,7 @@ class Walker {
       Bytes bytes = data.subspan(s.offset, s.size);  // read_sections checked the range
       if (s.name.starts_with(kSectionPrefix)) {
         bundle_sections.entries.push_back({s.name.substr(kSectionPrefix.size()), bundle_sections.name,
-                                           bundle_sections.entries.size(), s.offset, s.size, false});
+                                           bundle_sections.entries.size(), s.offset, s.size, false, code_object_of(bytes)});
       } else if (s.name.starts_with(".hip_fat")) {
         std::string where = fmt::format("{}, section {}", name, s.name);
         if (!bytes.empty() && !blob(bytes, s.offset, name, where))
@@ -163,7 +172,8 @@ class Walker {
       FoundContainer c{fmt::format("{}, offload binary at 0x{:x}", where, base + b.offset), {}, {}};
       for (const formats::OffloadEntry& e : b.entries) {
         std::string id = fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), e.triple(), e.arch());
-        c.entries.push_back({id, c.name, c.entries.size(), base + e.image_offset, e.image_size, false});
+        c.entries.push_back({id, c.name, c.entries.size(), base + e.image_offset, e.image_size, false,
+                             code_object_of(data.subspan(e.image_offset, e.image_size))});
       }
       out_.push_back(std::move(c));
     }

@@ -20,6 +20,9 @@ struct FoundEntry {
   std::uint64_t offset = 0;  // of the payload: in the file, or in the decompressed bundle when `compressed`
   std::uint64_t size = 0;
   bool compressed = false;
+  // The target ID in the payload's AMDGPU ELF header (compat/code_object.h);
+  // "" when the payload is not an AMDGPU code object.
+  std::string code_object;
   std::string location() const;  // container + ", entry <index>"
 };
 

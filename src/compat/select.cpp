@@ -72,6 +72,23 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
         cand.reason = "host code, not a device code object";
       } else if (cand.spec) {
         cand.result = check(*cand.spec, target, options);
+        if (cand.result.compatible && !e.code_object.empty() && e.code_object != cand.spec->target_id() &&
+            cand.spec->family == Family::Amdgpu) {
+          // The ID chose the entry; the loader then checks the code object's own header.
+          try {
+            CheckResult elf = check(parse_spec(e.code_object), target, options);
+            if (!elf.compatible) {
+              cand.result.compatible = false;
+              cand.result.steps.push_back({"code object", "fail", elf.reason()});
+            }
+          } catch (const Error& err) {
+            cand.result.compatible = false;
+            cand.result.steps.push_back({"code object", "fail", err.message()});
+          }
+          if (!cand.result.compatible)
+            cand.result.steps.back().detail = fmt::format("the ID fits, but its code object is built for {}: {}",
+                                                          e.code_object, cand.result.steps.back().detail);
+        }
         if (cand.result.compatible)
           cand.verdict = "compatible";
         else
@@ -129,6 +146,11 @@ std::vector<Finding> verify_containers(const std::vector<FoundContainer>& contai
         out.push_back({"invalid-id", "error", c.name, {e.id}, err.message()});
       }
     }
+    for (const auto& [e, spec] : parsed)
+      if (!e->code_object.empty() && spec.family == Family::Amdgpu && e->code_object != spec.target_id())
+        out.push_back({"code-object-mismatch", "error", c.name, {e->id},
+                       fmt::format("'{}' names {}, but its code object is built for {}", e->id,
+                                   spec.target_id().empty() ? "no processor" : spec.target_id(), e->code_object)});
     if (hosts > 1)
       out.push_back({"several-hosts", "error", c.name, {}, fmt::format("{} host entries; a bundle has at most one", hosts)});
     // Duplicates after canonical spelling.

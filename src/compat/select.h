@@ -29,12 +29,14 @@ struct Selection {
 // compatible entries a specific processor before a generic target (or, for
 // NVPTX, an exact sm before a compatible sm/PTX), then the entry whose
 // features are set as the target's before one built for any setting, then
-// file order.
+// file order. An entry whose ID fits but whose AMDGPU code object header names
+// an incompatible target is rejected, as the loader would.
 Selection select_entry(const std::vector<FoundContainer>& containers, const TargetSpec& target,
                        const CheckOptions& options = {});
 
 struct Finding {
-  std::string rule;       // "duplicate-id", "mixed-features", "invalid-id", "several-hosts", "non-canonical"
+  std::string rule;       // "duplicate-id", "mixed-features", "invalid-id", "several-hosts", "code-object-mismatch",
+                          // "non-canonical"
   std::string severity;   // "error" (a violation) or "warning"
   std::string container;
   std::vector<std::string> ids;
@@ -44,7 +46,8 @@ struct Finding {
 // The composition rules, per container: no ID twice (also after canonical
 // spelling: aliases, feature order), for one kind, triple and processor either
 // every entry leaves a feature as "any" or every entry sets it, every ID
-// parses, at most one host entry; non-canonical spellings are warnings.
+// parses, at most one host entry, an AMDGPU code object's ELF header names the
+// entry's target ID; non-canonical spellings are warnings.
 std::vector<Finding> verify_containers(const std::vector<FoundContainer>& containers);
 
 }  // namespace ot::compat

@@ -14,70 +14,72 @@ namespace {
 // against LLVM 19's llc -mcpu=help and clang --offload-arch for the names LLVM
 // 19 knows. Generic targets (code object v6, LLVM 19+) list the features their
 // code objects may name: gfx9-generic has only xnack (sramecc "is not
-// available on gfx906" in generic code), gfx9-4-generic both.
+// available on gfx906" in generic code), gfx9-4-generic both. The last column
+// is EF_AMDGPU_MACH, as llc 19 writes it (gfx950, gfx1153, gfx9-4-generic:
+// AMDGPUUsage's ELF table).
 constexpr ProcessorInfo kProcessors[] = {
     // GFX6
-    {"gfx600", "tahiti", false, false, "", 0},
-    {"gfx601", "pitcairn verde", false, false, "", 0},
-    {"gfx602", "hainan oland", false, false, "", 0},
+    {"gfx600", "tahiti", false, false, "", 0, 0x20},
+    {"gfx601", "pitcairn verde", false, false, "", 0, 0x21},
+    {"gfx602", "hainan oland", false, false, "", 0, 0x3a},
     // GFX7
-    {"gfx700", "kaveri", false, false, "", 0},
-    {"gfx701", "hawaii", false, false, "", 0},
-    {"gfx702", "", false, false, "", 0},
-    {"gfx703", "kabini mullins", false, false, "", 0},
-    {"gfx704", "bonaire", false, false, "", 0},
-    {"gfx705", "", false, false, "", 0},
+    {"gfx700", "kaveri", false, false, "", 0, 0x22},
+    {"gfx701", "hawaii", false, false, "", 0, 0x23},
+    {"gfx702", "", false, false, "", 0, 0x24},
+    {"gfx703", "kabini mullins", false, false, "", 0, 0x25},
+    {"gfx704", "bonaire", false, false, "", 0, 0x26},
+    {"gfx705", "", false, false, "", 0, 0x3b},
     // GFX8
-    {"gfx801", "carrizo", true, false, "", 0},
-    {"gfx802", "iceland tonga", false, false, "", 0},
-    {"gfx803", "fiji polaris10 polaris11", false, false, "", 0},
-    {"gfx805", "tongapro", false, false, "", 0},
-    {"gfx810", "stoney", true, false, "", 0},
+    {"gfx801", "carrizo", true, false, "", 0, 0x28},
+    {"gfx802", "iceland tonga", false, false, "", 0, 0x29},
+    {"gfx803", "fiji polaris10 polaris11", false, false, "", 0, 0x2a},
+    {"gfx805", "tongapro", false, false, "", 0, 0x3c},
+    {"gfx810", "stoney", true, false, "", 0, 0x2b},
     // GFX9
-    {"gfx900", "", true, false, "gfx9-generic", 0},
-    {"gfx902", "", true, false, "gfx9-generic", 0},
-    {"gfx904", "", true, false, "gfx9-generic", 0},
-    {"gfx906", "", true, true, "gfx9-generic", 0},
-    {"gfx908", "", true, true, "", 0},
-    {"gfx909", "", true, false, "gfx9-generic", 0},
-    {"gfx90a", "", true, true, "", 0},
-    {"gfx90c", "", true, false, "gfx9-generic", 0},
-    {"gfx940", "", true, true, "gfx9-4-generic", 0},
-    {"gfx941", "", true, true, "gfx9-4-generic", 0},
-    {"gfx942", "", true, true, "gfx9-4-generic", 0},
-    {"gfx950", "", true, true, "gfx9-4-generic", 20},
+    {"gfx900", "", true, false, "gfx9-generic", 0, 0x2c},
+    {"gfx902", "", true, false, "gfx9-generic", 0, 0x2d},
+    {"gfx904", "", true, false, "gfx9-generic", 0, 0x2e},
+    {"gfx906", "", true, true, "gfx9-generic", 0, 0x2f},
+    {"gfx908", "", true, true, "", 0, 0x30},
+    {"gfx909", "", true, false, "gfx9-generic", 0, 0x31},
+    {"gfx90a", "", true, true, "", 0, 0x3f},
+    {"gfx90c", "", true, false, "gfx9-generic", 0, 0x32},
+    {"gfx940", "", true, true, "gfx9-4-generic", 0, 0x40},
+    {"gfx941", "", true, true, "gfx9-4-generic", 0, 0x4b},
+    {"gfx942", "", true, true, "gfx9-4-generic", 0, 0x4c},
+    {"gfx950", "", true, true, "gfx9-4-generic", 20, 0x4f},
     // GFX10.1
-    {"gfx1010", "", true, false, "gfx10-1-generic", 0},
-    {"gfx1011", "", true, false, "gfx10-1-generic", 0},
-    {"gfx1012", "", true, false, "gfx10-1-generic", 0},
-    {"gfx1013", "", true, false, "gfx10-1-generic", 0},
+    {"gfx1010", "", true, false, "gfx10-1-generic", 0, 0x33},
+    {"gfx1011", "", true, false, "gfx10-1-generic", 0, 0x34},
+    {"gfx1012", "", true, false, "gfx10-1-generic", 0, 0x35},
+    {"gfx1013", "", true, false, "gfx10-1-generic", 0, 0x42},
     // GFX10.3
-    {"gfx1030", "", false, false, "gfx10-3-generic", 0},
-    {"gfx1031", "", false, false, "gfx10-3-generic", 0},
-    {"gfx1032", "", false, false, "gfx10-3-generic", 0},
-    {"gfx1033", "", false, false, "gfx10-3-generic", 0},
-    {"gfx1034", "", false, false, "gfx10-3-generic", 0},
-    {"gfx1035", "", false, false, "gfx10-3-generic", 0},
-    {"gfx1036", "", false, false, "gfx10-3-generic", 0},
+    {"gfx1030", "", false, false, "gfx10-3-generic", 0, 0x36},
+    {"gfx1031", "", false, false, "gfx10-3-generic", 0, 0x37},
+    {"gfx1032", "", false, false, "gfx10-3-generic", 0, 0x38},
+    {"gfx1033", "", false, false, "gfx10-3-generic", 0, 0x39},
+    {"gfx1034", "", false, false, "gfx10-3-generic", 0, 0x3e},
+    {"gfx1035", "", false, false, "gfx10-3-generic", 0, 0x3d},
+    {"gfx1036", "", false, false, "gfx10-3-generic", 0, 0x45},
     // GFX11
-    {"gfx1100", "", false, false, "gfx11-generic", 0},
-    {"gfx1101", "", false, false, "gfx11-generic", 0},
-    {"gfx1102", "", false, false, "gfx11-generic", 0},
-    {"gfx1103", "", false, false, "gfx11-generic", 0},
-    {"gfx1150", "", false, false, "gfx11-generic", 0},
-    {"gfx1151", "", false, false, "gfx11-generic", 0},
-    {"gfx1152", "", false, false, "gfx11-generic", 0},
-    {"gfx1153", "", false, false, "gfx11-generic", 20},
+    {"gfx1100", "", false, false, "gfx11-generic", 0, 0x41},
+    {"gfx1101", "", false, false, "gfx11-generic", 0, 0x46},
+    {"gfx1102", "", false, false, "gfx11-generic", 0, 0x47},
+    {"gfx1103", "", false, false, "gfx11-generic", 0, 0x44},
+    {"gfx1150", "", false, false, "gfx11-generic", 0, 0x43},
+    {"gfx1151", "", false, false, "gfx11-generic", 0, 0x4a},
+    {"gfx1152", "", false, false, "gfx11-generic", 0, 0x55},
+    {"gfx1153", "", false, false, "gfx11-generic", 20, 0x58},
     // GFX12
-    {"gfx1200", "", false, false, "gfx12-generic", 0},
-    {"gfx1201", "", false, false, "gfx12-generic", 0},
+    {"gfx1200", "", false, false, "gfx12-generic", 0, 0x48},
+    {"gfx1201", "", false, false, "gfx12-generic", 0, 0x4e},
     // Generic targets
-    {"gfx9-generic", "", true, false, "", 0},
-    {"gfx9-4-generic", "", true, true, "", 20},
-    {"gfx10-1-generic", "", true, false, "", 0},
-    {"gfx10-3-generic", "", false, false, "", 0},
-    {"gfx11-generic", "", false, false, "", 0},
-    {"gfx12-generic", "", false, false, "", 0},
+    {"gfx9-generic", "", true, false, "", 0, 0x51},
+    {"gfx9-4-generic", "", true, true, "", 20, 0x5f},
+    {"gfx10-1-generic", "", true, false, "", 0, 0x52},
+    {"gfx10-3-generic", "", false, false, "", 0, 0x53},
+    {"gfx11-generic", "", false, false, "", 0, 0x54},
+    {"gfx12-generic", "", false, false, "", 0, 0x59},
 };
 
 bool has_word(std::string_view list, std::string_view word) {
@@ -98,6 +100,12 @@ constexpr std::string_view kLlvm19Sm[] = {"sm_20", "sm_21", "sm_30", "sm_32", "s
 }  // namespace
 
 std::span<const ProcessorInfo> amdgpu_processors() { return kProcessors; }
+
+const ProcessorInfo* find_processor_by_elf_mach(unsigned mach) {
+  for (const ProcessorInfo& p : kProcessors)
+    if (p.elf_mach == mach) return &p;
+  return nullptr;
+}
 
 const ProcessorInfo* find_processor(std::string_view name) {
   if (name.empty()) return nullptr;

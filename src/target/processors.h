@@ -28,6 +28,7 @@ struct ProcessorInfo {
   bool sramecc = false;          // ... the sramecc target feature
   std::string_view generic;      // the generic target covering it ("" when none); "" for generic targets
   int since_llvm = 0;            // first LLVM major knowing the name; 0: LLVM 19 or earlier
+  unsigned elf_mach = 0;         // EF_AMDGPU_MACH_* in a code object's e_flags
   bool is_generic() const { return name.ends_with("-generic"); }
   bool supports(std::string_view feature) const {
     return (feature == "xnack" && xnack) || (feature == "sramecc" && sramecc);
@@ -39,6 +40,9 @@ std::span<const ProcessorInfo> amdgpu_processors();
 
 // The processor for a primary or alternative name (exact spelling), or nullptr.
 const ProcessorInfo* find_processor(std::string_view name);
+
+// The processor of an AMDGPU code object's EF_AMDGPU_MACH value, or nullptr.
+const ProcessorInfo* find_processor_by_elf_mach(unsigned mach);
 
 // The processors a generic target covers, in table order (empty for others).
 std::vector<const ProcessorInfo*> generic_members(std::string_view generic_name);

@@ -3,7 +3,8 @@
 // spellings, which entry of a file a runtime would load, composition rules of
 // bundles, and the local GPUs' target IDs from the kernel driver.
 //
-//   offloadtool compat check <code-object-id> <target-id> [--explain] [--bundler] [--hip-openmp-compatible] [--json]
+//   offloadtool compat check <code-object-id | code-object-file> <target-id> [--explain] [--bundler]
+//                            [--hip-openmp-compatible] [--json]
 //   offloadtool compat canonical <target-id>... [--json]
 //   offloadtool compat select <file> --target <id> [--bundler] [--hip-openmp-compatible] [--json]
 //   offloadtool compat verify <file>... [--json]
@@ -18,13 +19,15 @@
 //   spec    = {"text", "form": "bundle-id"|"target-id", "kind", "triple", "processor",
 //              "features": {"sramecc": "any"|"on"|"off", "xnack": ...}, "canonical",
 //              "generic": bool, "known_to_llvm19": bool}
-//   check   = {"schema", "command": "check", "rules": "runtime"|"bundler19", "code_object": spec,
+//   check   = {"schema", "command": "check", "rules": "runtime"|"bundler19",
+//              "source": <"file: AMDGPU code object vN, e_flags 0x.."> | null, "code_object": spec,
 //              "target": spec, "compatible": bool, "generic": bool,
 //              "steps": [{"rule", "verdict": "pass"|"fail"|"skip", "detail"}]}
 //   canonical = {"schema", "command": "canonical", "results": [{"input", "canonical": string|null, "error": string|null}]}
 //   select  = {"schema", "command": "select", "file", "rules", "target": spec, "selected": index|null,
 //              "entries": [{"index", "id", "location", "offset", "size", "compressed", "verdict":
-//              "selected"|"compatible"|"rejected", "reason", "canonical": string|null}], "hint": string|null}
+//              "selected"|"compatible"|"rejected", "reason", "canonical": string|null,
+//              "code_object": <target ID in the payload's AMDGPU ELF header> | null}], "hint": string|null}
 //   verify  = {"schema", "command": "verify", "files": [{"file", "containers": [{"name", "ids": [..]}],
 //              "findings": [{"rule", "severity": "error"|"warning", "container", "ids": [..], "message"}]}],
 //              "violations": n, "warnings": n}
@@ -37,8 +40,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "cli/diagnostics.h"
+#include "compat/code_object.h"
 #include "compat/detect.h"
 #include "compat/entries.h"
 #include "compat/select.h"
@@ -102,9 +107,28 @@ compat::CheckOptions check_options(bool bundler, bool hip_openmp) {
   return o;
 }
 
+// The code object argument: an ID, or else a file holding an AMDGPU code object
+// (its ELF header names the target ID). `source` describes the file.
+compat::TargetSpec code_spec(const std::string& text, std::string& source) {
+  try {
+    return compat::parse_spec(text);
+  } catch (const Error&) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(text, ec)) throw;
+  }
+  auto in = InputFile::open(text);
+  auto t = compat::amdgpu_code_object(in->bytes());
+  if (!t) fail(text, "neither a target ID, a bundle entry ID nor an AMDGPU code object (64-bit ELF, EM_AMDGPU)");
+  if (t->target_id.empty()) fail(text, "AMDGPU code object for an unknown processor (EF_AMDGPU_MACH 0x{:x})", t->mach);
+  source = fmt::format("{}: AMDGPU code object v{}, e_flags 0x{:x}", text, t->code_object_version, t->e_flags);
+  if (t->generic_version) source += fmt::format(", generic version {}", t->generic_version);
+  return compat::parse_spec(t->target_id);
+}
+
 int do_check(const std::string& code_text, const std::string& target_text, bool explain, bool as_json,
              const compat::CheckOptions& o) {
-  compat::TargetSpec code = compat::parse_spec(code_text), target = compat::parse_spec(target_text);
+  std::string source;
+  compat::TargetSpec code = code_spec(code_text, source), target = compat::parse_spec(target_text);
   compat::CheckResult r = compat::check(code, target, o);
   const char* rules = o.rules == compat::Rules::Bundler19 ? "bundler19" : "runtime";
   if (as_json) {
@@ -112,12 +136,14 @@ int do_check(const std::string& code_text, const std::string& target_text, bool 
     for (const compat::Step& s : r.steps)
       steps += fmt::format("{}\n    {{\"rule\": {}, \"verdict\": {}, \"detail\": {}}}", steps.empty() ? "" : ",",
                            js(s.rule), js(s.verdict), js(s.detail));
-    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"check\",\n  \"rules\": {},\n  \"code_object\": {},\n"
-                      "  \"target\": {},\n  \"compatible\": {},\n  \"generic\": {},\n  \"steps\": [{}\n  ]\n}}\n",
-                      js(kSchema), js(rules), spec_json(code), spec_json(target), jb(r.compatible), jb(r.generic),
-                      steps));
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"check\",\n  \"rules\": {},\n  \"source\": {},\n"
+                      "  \"code_object\": {},\n  \"target\": {},\n  \"compatible\": {},\n  \"generic\": {},\n"
+                      "  \"steps\": [{}\n  ]\n}}\n",
+                      js(kSchema), js(rules), js_or_null(source), spec_json(code), spec_json(target), jb(r.compatible),
+                      jb(r.generic), steps));
   } else if (explain) {
-    std::string out = fmt::format("code object: {} ({})\ntarget:      {} ({})\nrules:       {}\n", code.text,
+    std::string out = source.empty() ? "" : fmt::format("source:      {}\n", source);
+    out += fmt::format("code object: {} ({})\ntarget:      {} ({})\nrules:       {}\n", code.text,
                                   describe(code), target.text, describe(target),
                                   o.rules == compat::Rules::Bundler19 ? "LLVM 19's clang-offload-bundler"
                                                                       : "the HIP and OpenMP runtimes");
@@ -170,9 +196,10 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
       const compat::Candidate& c = s.candidates[i];
       entries += fmt::format(
           "{}\n    {{\"index\": {}, \"id\": {}, \"location\": {}, \"offset\": {}, \"size\": {}, \"compressed\": {}, "
-          "\"verdict\": {}, \"reason\": {}, \"canonical\": {}}}",
+          "\"verdict\": {}, \"reason\": {}, \"canonical\": {}, \"code_object\": {}}}",
           i == 0 ? "" : ",", i, js(c.entry.id), js(c.entry.location()), c.entry.offset, c.entry.size,
-          jb(c.entry.compressed), js(c.verdict), js_or_null(c.reason), c.spec ? js(c.spec->canonical()) : "null");
+          jb(c.entry.compressed), js(c.verdict), js_or_null(c.reason), c.spec ? js(c.spec->canonical()) : "null",
+          js_or_null(c.entry.code_object));
     }
     print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"select\",\n  \"file\": {},\n  \"rules\": {},\n"
                       "  \"target\": {},\n  \"selected\": {},\n  \"entries\": [{}\n  ],\n  \"hint\": {}\n}}\n",
@@ -309,7 +336,8 @@ int run_compat(const cli::Invocation& inv) {
   const std::string bundler_help = "LLVM 19 clang-offload-bundler's rules (no generic targets, no CUDA sm rules)";
 
   CLI::App* check = app.add_subcommand("check", "is a code object compatible with a target? (exit 0 yes, 1 no, 2 error)");
-  check->add_option("code-object", code_text, "bundle entry ID or target ID of the code object")->required();
+  check->add_option("code-object", code_text, "bundle entry ID or target ID of the code object, or an AMDGPU code object file")
+      ->required();
   check->add_option("target", target_text, "bundle entry ID or target ID of the GPU")->required();
   check->add_flag("--explain", explain, "print each rule and its verdict");
   check->add_flag("--bundler", bundler, bundler_help);

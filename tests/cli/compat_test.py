@@ -71,6 +71,7 @@ def main():
         run_select(root)
         run_verify(root)
         run_detect(root)
+        run_code_objects(root)
         run_llvm_cross_check(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -326,6 +327,64 @@ def run_detect(root):
            'decimal number (property simd_count)\n')
     expect('detect: bad --xnack', c, ['detect', '--sysfs', os.path.join(SYSFS, 'cpu-only'), '--xnack', 'maybe'], 2, '',
            E + "--xnack: 'maybe' is not on or off (1 or 0)\n")
+
+
+LLVM19_PROCESSORS = ('gfx600 gfx601 gfx602 gfx700 gfx701 gfx702 gfx703 gfx704 gfx705 gfx801 gfx802 gfx803 gfx805 '
+                     'gfx810 gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942 gfx1010 '
+                     'gfx1011 gfx1012 gfx1013 gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036 gfx1100 gfx1101 '
+                     'gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1200 gfx1201 gfx9-generic gfx10-1-generic '
+                     'gfx10-3-generic gfx11-generic gfx12-generic').split()
+
+
+def run_code_objects(root):
+    """AMDGPU code objects written by llc 19: the ELF header names the target ID."""
+    c = Case(root, {'e.ll': b'define void @f() { ret void }\n'})
+    for p in LLVM19_PROCESSORS:
+        for mattr in ([''] if p in ('gfx700', 'gfx1100') else ['', '+xnack', '-xnack,+sramecc']):
+            f = '%s%s.o' % (p, mattr.replace(',', '').replace('+', 'p').replace('-', 'm'))
+            version = '6' if p.endswith('generic') else '5'
+            r = subprocess.run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=' + p, '-mattr=' + mattr,
+                                '--amdhsa-code-object-version=' + version, '-filetype=obj', 'e.ll', '-o', f],
+                               cwd=c.dir, capture_output=True, text=True)
+            if r.returncode != 0:
+                check('llc 19 writes ' + f, False, r.stderr)
+                continue
+            info = subprocess.run([OT, 'compat', 'check', '--json', f, p], cwd=c.dir, capture_output=True, text=True)
+            try:
+                got = json.loads(info.stdout)
+            except ValueError:
+                check('check reads the code object ' + f, False, info.stderr)
+                continue
+            feats = got['code_object']['features']
+            want = {'sramecc': 'any', 'xnack': 'any'}
+            if 'xnack' in mattr:
+                want['xnack'] = 'on' if '+xnack' in mattr else 'off'
+            if '+sramecc' in mattr:
+                want['sramecc'] = 'on'
+            supported = subprocess.run([OT, 'compat', 'canonical', p + ':xnack+'], capture_output=True).returncode == 0
+            if not supported:
+                want['xnack'] = 'any'
+            if subprocess.run([OT, 'compat', 'canonical', p + ':sramecc+'], capture_output=True).returncode != 0:
+                want['sramecc'] = 'any'
+            check('code object %s: processor and features from the ELF header' % f,
+                  got['code_object']['processor'] == p and feats == want
+                  and got['source'].startswith(f + ': AMDGPU code object v' + version), (got, info.stderr))
+    # A bundle whose ID disagrees with its code object's header.
+    r = subprocess.run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=gfx90a', '-mattr=+xnack', '-filetype=obj',
+                        'e.ll', '-o', 'x.co'], cwd=c.dir, capture_output=True, text=True)
+    r = subprocess.run([BUNDLER, '-type=bc', '-targets=' + HIP + 'gfx90a:xnack-', '-input=x.co', '-output=lie.bc'],
+                       cwd=c.dir, capture_output=True, text=True)
+    check('LLVM 19 bundles the code object under another ID', r.returncode == 0, r.stderr)
+    expect('verify: ID and code object disagree', c, ['verify', 'lie.bc'], 1,
+           "lie.bc, bundle at 0x0: error: 'hip-amdgcn-amd-amdhsa--gfx90a:xnack-' names gfx90a:xnack-, but its code "
+           'object is built for gfx90a:xnack+ [code-object-mismatch]\n1 violation, 0 warnings\n')
+    expect('select: the loader would refuse it', c, ['select', 'lie.bc', '--target', 'gfx90a:xnack-'], 1,
+           'no entry of lie.bc fits gfx90a:xnack-\n'
+           '  rejected hip-amdgcn-amd-amdhsa--gfx90a:xnack- (lie.bc, bundle at 0x0, entry 0): the ID fits, but its code '
+           'object is built for gfx90a:xnack+: the code object needs xnack on, the target runs with xnack off\n'
+           'hint: build with --offload-arch=gfx90a:xnack-\n')
+    expect('check: not a code object', c, ['check', 'e.ll', 'gfx906'], 2, '',
+           E + 'e.ll: neither a target ID, a bundle entry ID nor an AMDGPU code object (64-bit ELF, EM_AMDGPU)\n')
 
 
 # (code object, requested target, whether the runtime rules agree with LLVM 19's bundler)
