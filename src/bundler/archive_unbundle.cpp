@@ -224,21 +224,14 @@ std::string objcopy_command(const Config& config) {
 }
 
 // Rewritten member data (decompressed payloads, stripped host objects) is
-// appended to one file in $TMPDIR, which is mapped when the archives are
-// written: memory holds one member at a time, however many there are.
+// appended to one unlinked scratch file beside the outputs, which is mapped
+// when the archives are written: memory holds one member at a time, however
+// many there are.
 class Scratch {
  public:
-  ~Scratch() {
-    if (!path_.empty() && committed_) ::unlink(path_.c_str());
-  }
+  explicit Scratch(std::string near) : near_(std::move(near)) {}
   OutputFile& out() {
-    if (!out_) {
-      const char* tmp = std::getenv("TMPDIR");
-      std::string dir = tmp && *tmp ? tmp : "/tmp";
-      if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-      path_ = fmt::format("{}/offloadtool-hda-{}.scratch", dir, ::getpid());
-      out_.emplace(path_);
-    }
+    if (!out_) out_.emplace(OutputFile::scratch(near_));
     return *out_;
   }
   std::uint64_t add(Bytes data) {
@@ -246,22 +239,12 @@ class Scratch {
     out().write(data);
     return at;
   }
-  // The finished file (nullptr when nothing was added); its name is gone from
-  // the file system once it is mapped.
-  std::shared_ptr<InputFile> finish() {
-    if (!out_) return nullptr;
-    out_->commit();
-    committed_ = true;
-    auto in = InputFile::open(path_);
-    ::unlink(path_.c_str());
-    committed_ = false;
-    return in;
-  }
+  // The finished file (nullptr when nothing was added).
+  std::shared_ptr<InputFile> finish(const std::string& name) { return out_ ? out_->map(name) : nullptr; }
 
  private:
+  std::string near_;
   std::optional<OutputFile> out_;
-  std::string path_;
-  bool committed_ = false;
 };
 
 // Where a new member's bytes are: the archive, or a range of the scratch file.
@@ -344,7 +327,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
     requested.emplace_back(names.back());
   }
   std::vector<std::vector<PendingMember>> per_target(targets.size());
-  Scratch scratch;
+  Scratch scratch(config.outputs.empty() ? std::string() : config.outputs[0]);
   for (const archive::Member& m : members) {
     const std::string display = member_display(path, m.name);
     MemberBundle b = open_member(config, m.data, display, m.offset, /*decompress=*/true);
@@ -382,7 +365,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
       fail_llvm("no compatible code object found for the target '{}' in heterogeneous archive library: {}", names[i],
                 path);
 
-  std::shared_ptr<InputFile> rewritten = scratch.finish();
+  std::shared_ptr<InputFile> rewritten = scratch.finish(config.inputs[0]);
   std::vector<OutputFile> outs;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     std::vector<archive::NewMember> list;
