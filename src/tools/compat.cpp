@@ -211,6 +211,9 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
       const compat::Candidate& c = s.candidates[*s.chosen];
       out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", c.entry.id, c.entry.location(), c.entry.size,
                          c.entry.offset, c.entry.compressed ? " of the decompressed bundle" : "");
+    } else if (s.candidates.empty()) {
+      out += fmt::format("no entry of {} fits {}: it holds no device code (no bundle, compressed bundle, offload "
+                         "binary or bundle section)\n", path, target.text);
     } else {
       out += fmt::format("no entry of {} fits {}\n", path, target.text);
     }
