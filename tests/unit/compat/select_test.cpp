@@ -1,9 +1,5 @@
 #include <doctest/doctest.h>
 
-#include <filesystem>
-
-#include "compat/code_object.h"
-#include "compat/detect.h"
 #include "compat/entries.h"
 #include "compat/select.h"
 #include "formats/bundle_binary.h"
@@ -30,12 +26,6 @@ Selection pick(const std::vector<std::string>& ids, const char* target) {
 }
 
 std::string chosen_id(const Selection& s) { return s.chosen ? s.candidates[*s.chosen].entry.id : ""; }
-
-// OT_SHARED_DIR is "<source root>/../shared".
-std::string sysfs(const char* tree) {
-  std::string shared = OT_SHARED_DIR;
-  return shared.substr(0, shared.size() - std::string_view("/../shared").size()) + "/tests/data/sysfs/" + tree;
-}
 
 }  // namespace
 
@@ -139,76 +129,4 @@ TEST_CASE("malformed inputs: errors name the file and offset") {
                        "the end of the file (0x55 bytes), at offset 0x20",
                        ot::Error);
   CHECK(find_containers(ot::test::bytes_of("plain text"), "p.txt").empty());
-}
-
-TEST_CASE("detect: KFD topology fixtures") {
-  auto mi210 = detect(sysfs("gfx90a-mi210"), std::nullopt);
-  CHECK(mi210.found_topology);
-  CHECK(mi210.cpu_nodes == std::vector<std::uint32_t>{0});
-  REQUIRE(mi210.gpus.size() == 1);
-  CHECK(mi210.gpus[0].processor == "gfx90a");
-  CHECK(mi210.gpus[0].target_id == "gfx90a:sramecc+");
-  CHECK(mi210.gpus[0].note == "xnack is chosen per process and not visible in sysfs: set HSA_XNACK or pass --xnack to fix it");
-  CHECK(detect(sysfs("gfx90a-mi210"), true).gpus[0].target_id == "gfx90a:sramecc+:xnack+");
-
-  auto navi = detect(sysfs("gfx1100-navi31"), true);
-  REQUIRE(navi.gpus.size() == 1);
-  CHECK(navi.gpus[0].target_id == "gfx1100");  // no xnack or sramecc on gfx11
-  CHECK(navi.gpus[0].note.empty());
-
-  auto two = detect(sysfs("gfx906-gfx90c"), false);
-  REQUIRE(two.gpus.size() == 2);
-  CHECK(two.gpus[0].target_id == "gfx906:sramecc-:xnack-");
-  CHECK(two.gpus[1].target_id == "gfx90c:xnack-");
-  CHECK(two.gpus[1].node == 2);
-
-  auto apu = detect(sysfs("kaveri-apu"), std::nullopt);
-  REQUIRE(apu.gpus.size() == 1);
-  CHECK(apu.gpus[0].apu);
-  CHECK(apu.gpus[0].target_id == "gfx700");
-
-  CHECK(detect(sysfs("cpu-only"), std::nullopt).gpus.empty());
-  auto future = detect(sysfs("future-gpu"), std::nullopt);
-  REQUIRE(future.gpus.size() == 1);
-  CHECK(future.gpus[0].target_id.empty());
-  CHECK(future.gpus[0].note == "gfx1250 is not in offloadtool's processor table");
-  CHECK_FALSE(detect(sysfs("no-such-tree"), std::nullopt).found_topology);
-  CHECK_THROWS_WITH_AS(detect(sysfs("malformed"), std::nullopt),
-                       (sysfs("malformed") +
-                        "/class/kfd/kfd/topology/nodes/1/properties: line 2: '4x' is not a decimal number (property simd_count)")
-                           .c_str(),
-                       ot::Error);
-}
-
-TEST_CASE("AMDGPU code object headers name the target ID") {
-  // e_flags values as llc 19 writes them (the CLI suite checks every processor).
-  auto elf = [](std::uint32_t flags, unsigned abi, std::uint16_t machine = 224) {
-    std::vector<std::byte> h(64);
-    const char magic[] = "\x7f" "ELF";
-    for (int i = 0; i < 4; ++i) h[i] = static_cast<std::byte>(magic[i]);
-    h[4] = std::byte{2};
-    h[5] = std::byte{1};
-    h[8] = static_cast<std::byte>(abi);
-    ot::store_le<std::uint16_t>(h.data() + 18, machine);
-    ot::store_le<std::uint32_t>(h.data() + 48, flags);
-    return h;
-  };
-  auto id = [&](std::uint32_t flags, unsigned abi) {
-    auto t = amdgpu_code_object(elf(flags, abi));
-    return t ? t->target_id : std::string("none");
-  };
-  CHECK(id(0x52f, 3) == "gfx906");                      // v5: xnack any, sramecc any
-  CHECK(id(0x73f, 3) == "gfx90a:xnack+");               // xnack on, sramecc any
-  CHECK(id(0xe3f, 2) == "gfx90a:sramecc+:xnack-");      // v4: sramecc on, xnack off
-  CHECK(id(0x2f, 1) == "gfx906:sramecc-:xnack-");       // v3: clear bits are off
-  CHECK(id(0x32f, 1) == "gfx906:sramecc+:xnack+");
-  CHECK(id(0x41, 3) == "gfx1100");
-  CHECK(id(0x1000151, 4) == "gfx9-generic");
-  CHECK(amdgpu_code_object(elf(0x1000151, 4))->generic_version == 1);
-  CHECK(id(0x7e, 3).empty());                           // an EF_AMDGPU_MACH nobody knows
-  CHECK(id(0x52f, 3) == "gfx906");
-  CHECK_FALSE(amdgpu_code_object(elf(0x52f, 3, 62)));   // x86-64
-  auto short_header = elf(0x52f, 3);
-  short_header.resize(63);
-  CHECK_FALSE(amdgpu_code_object(short_header));
 }
