@@ -42,14 +42,20 @@ void recode_file(const std::string& input, const std::string& output, const Reco
   };
   // A CCOB straight into the output: the header is written last, over a
   // placeholder, where the output can seek; otherwise (a pipe) built in memory.
-  auto write_ccob = [&](Bytes plain) {
+  // `mapped_at`: where `plain` lies in the input mapping, whose pages are
+  // dropped once read; nullopt when it is in memory.
+  auto write_ccob = [&](Bytes plain, std::optional<std::uint64_t> mapped_at) {
     if (!out.seekable()) {
       out.write(make_ccob(plain, options.ccob, input));
       return;
     }
     std::uint64_t at = out.written();
     out.zeros(formats::ccob_header_size(options.ccob.version == 3 ? 3 : 2));
-    formats::CcobHeader h = compress_ccob(plain, options.ccob, input, [&](Bytes b) { out.write(b); });
+    formats::CcobHeader h = compress_ccob(
+        plain, options.ccob, input, [&](Bytes b) { out.write(b); },
+        [&](std::uint64_t n) {
+          if (mapped_at) in->release(*mapped_at, n);
+        });
     out.write_at(at, formats::write_ccob_header(h));
   };
   for (const formats::BundleSpan& s : spans) {
@@ -59,7 +65,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
       case Action::Compress:
         if (s.compressed)
           fail_at({input, s.offset}, "the bundle is already compressed (--recompress changes its settings)");
-        write_ccob(item);
+        write_ccob(item, s.offset);
         break;
       case Action::Decompress:
         if (!s.compressed) {
@@ -73,7 +79,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
         break;
       case Action::Recompress: {
         if (!s.compressed) {
-          write_ccob(item);
+          write_ccob(item, s.offset);
           break;
         }
         // The new CCOB is compressed in one call over the whole bundle (LLVM's
@@ -83,7 +89,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
             item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); },
             options.hash != RecodeOptions::Hash::Skip);
         check_hash(d, s.offset);
-        write_ccob(plain);
+        write_ccob(plain, std::nullopt);
         break;
       }
     }

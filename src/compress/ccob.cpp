@@ -6,6 +6,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -18,6 +19,7 @@ namespace ot::compress {
 namespace {
 
 constexpr int kMaxWindowLog = 31;        // ZSTD_WINDOWLOG_MAX on 64-bit hosts
+constexpr std::uint64_t kPiece = 64u << 20;  // input handed over (and released) at a time
 constexpr int kLdmDefaultWindowLog = 27;  // zstd's ZSTD_LDM_DEFAULT_WINDOW_LOG
 
 int ceil_log2(std::uint64_t v) {
@@ -28,21 +30,27 @@ int ceil_log2(std::uint64_t v) {
 
 // The truncated MD5 of `data`, computed on another thread while `work` runs on
 // this one (the hash of a large bundle costs about as much as compressing it).
+// `work` is given the number of leading bytes hashed so far.
 template <typename Work>
 std::uint64_t md5_beside(Bytes data, Work&& work) {
   std::uint64_t hash = 0;
+  std::atomic<std::uint64_t> hashed{0};
   std::exception_ptr hash_error;
   std::thread hasher([&] {
     try {
       Md5 md5;
-      md5.update(data);
+      for (std::uint64_t off = 0; off < data.size(); off += kPiece) {
+        std::uint64_t n = std::min<std::uint64_t>(kPiece, data.size() - off);
+        md5.update(data.subspan(off, n));
+        hashed.store(off + n, std::memory_order_release);
+      }
       hash = md5.truncated();
     } catch (...) {
       hash_error = std::current_exception();
     }
   });
   try {
-    work();
+    work(hashed);
   } catch (...) {
     hasher.join();
     throw;
@@ -147,7 +155,7 @@ int auto_window_log(Bytes bundle, const Params& params) {
 }
 
 formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
-                                  const Sink& sink) {
+                                  const Sink& sink, const std::function<void(std::uint64_t)>& consumed) {
   if (options.version != 2 && options.version != 3)
     fail(file, "cannot write compressed bundle version {} (2 or 3)", options.version);
   if (options.version == 2 && plain.size() > 0xffffffffu)
@@ -160,18 +168,28 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
     compressed_size += b.size();
     sink(b);
   };
-  std::uint64_t hash = md5_beside(plain, [&] {
+  std::uint64_t hash = md5_beside(plain, [&](const std::atomic<std::uint64_t>& hashed) {
     try {
-      if (params.threads > 0 || params.window_log != 0) {
-        // Not LLVM's bytes anyway: streamed, the compressed data is never held.
-        Compressor c(params, plain.size(), counted);
-        c.write(plain);
-        c.finish();
-      } else {
-        // LLVM's bytes: one compression call over the whole (mapped) bundle into
-        // one buffer (see compress_all), so the compressed data is held here.
+      if (params.method == Method::Zlib) {
+        // compress2 in one call, as LLVM; the compressed data is held here.
         counted(compress_all(params, plain));
+        return;
       }
+      // LLVM's bytes (one ZSTD_compress2 call over the whole bundle) come from a
+      // stable input, read in place; with threads or a window of our own the
+      // bytes are ours anyway and zstd buffers the input. Either way the output
+      // streams, and input the compressor and the hasher are done with is
+      // handed back for release.
+      const bool llvm_bytes = params.threads == 0 && params.window_log == 0;
+      Compressor c(params, plain.size(), counted,
+                   llvm_bytes ? Compressor::Input::Stable : Compressor::Input::Buffered);
+      for (std::uint64_t off = 0; off < plain.size(); off += kPiece) {
+        std::uint64_t n = std::min<std::uint64_t>(kPiece, plain.size() - off);
+        c.write(plain.subspan(off, n));
+        std::uint64_t behind = llvm_bytes ? (off + n > c.window_size() ? off + n - c.window_size() : 0) : off + n;
+        if (consumed) consumed(std::min(behind, hashed.load(std::memory_order_acquire)));
+      }
+      c.finish();
     } catch (const Error& e) {
       if (!e.file().empty()) throw;  // the sink's own error
       fail(file, "{}", e.message());

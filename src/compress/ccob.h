@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,11 +36,11 @@ int auto_window_log(Bytes bundle, const Params& params);
 std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file);
 
 // The same, handing the compressed data (without the header) to `sink` as it
-// comes and returning the header, which goes in front of it: multi-threaded
-// and own-window compression stream; LLVM's bytes come from one call (see
-// compress_all) and are handed over at once.
+// comes (zstd; zlib at once) and returning the header, which goes in front of
+// it. `consumed(n)`: the first n bytes of `plain` are no longer read, so a
+// mapped input may drop them from memory.
 formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
-                                  const Sink& sink);
+                                  const Sink& sink, const std::function<void(std::uint64_t)>& consumed = {});
 
 // What the compressed data says about itself (read from the zstd frame header
 // or the zlib stream header); empty when the header cannot be read.
