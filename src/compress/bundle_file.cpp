@@ -1,6 +1,5 @@
 #include "compress/bundle_file.h"
 
-#include "formats/bundle_binary.h"
 #include "formats/bundle_sequence.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
@@ -73,8 +72,9 @@ void recode_file(const std::string& input, const std::string& output, const Reco
           break;
         }
         // Streamed: memory stays at the codec's buffers and the frame's window.
-        check_hash(decode_ccob(item, input, s.offset, [&](Bytes b) { out.write(b); },
-                               options.hash != RecodeOptions::Hash::Skip),
+        check_hash(decode_ccob(
+                       item, input, s.offset, [&](Bytes b) { out.write(b); }, options.hash != RecodeOptions::Hash::Skip,
+                       [&](std::uint64_t n) { in->release(s.offset, n); }),
                    s.offset);
         break;
       case Action::Recompress: {

@@ -235,7 +235,8 @@ std::optional<StreamInfo> stream_info(Method method, Bytes compressed) {
   return info;
 }
 
-DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash) {
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash,
+                        const std::function<void(std::uint64_t)>& consumed) {
   DecodedCcob d;
   try {
     d.header = formats::read_ccob_header(data, file);
@@ -248,10 +249,15 @@ DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base,
   std::optional<Md5Pipeline> md5;
   if (hash) md5.emplace();
   try {
-    decompress_stream(d.header.method, payload, d.header.uncompressed_size, [&](Bytes b) {
-      if (md5) md5->update(b);
-      sink(b);
-    });
+    decompress_stream(
+        d.header.method, payload, d.header.uncompressed_size,
+        [&](Bytes b) {
+          if (md5) md5->update(b);
+          sink(b);
+        },
+        [&](std::uint64_t n) {
+          if (consumed) consumed(d.header.header_size + n);
+        });
   } catch (const Error& e) {
     if (!e.file().empty()) throw;  // the sink's own error (an output that cannot be written)
     fail_at({file, base + d.header.header_size}, "{} data of 0x{:x} bytes does not decompress to 0x{:x} bytes: {}",

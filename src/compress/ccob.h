@@ -63,8 +63,9 @@ struct DecodedCcob {
 // the offset of `data` in `file`, so that errors name the file offset. Only
 // decoding errors are thrown; the caller decides what a hash mismatch means.
 // The hash is recomputed (on a thread of its own) only when `hash` is true.
+// `consumed(n)`: the first n bytes of `data` are no longer read.
 DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink,
-                        bool hash = true);
+                        bool hash = true, const std::function<void(std::uint64_t)>& consumed = {});
 
 // The error for a hash mismatch of `d` (found at `base` in `file`).
 Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base);
