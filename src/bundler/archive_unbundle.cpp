@@ -13,14 +13,8 @@
 
 #include "archive/ar_reader.h"
 #include "archive/ar_writer.h"
-#include "formats/bundle_binary.h"
-#include "formats/bundle_text.h"
-#include "formats/compressed_bundle.h"
-#include "object/bundle_sections.h"
-#include "object/object_file.h"
-#include "support/llvm_stringmap.h"
+#include "bundler/bundle_input.h"
 #include "support/mapped_file.h"
-#include "support/md5.h"
 #include "support/output_file.h"
 #include "target/target_id.h"
 
@@ -86,129 +80,8 @@ std::string unique_file_name(const std::string& name, std::set<std::string>& tak
 
 namespace {
 
-constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
-
 std::string member_display(const std::string& archive, const std::string& member) {
   return fmt::format("{}({})", archive, member);
-}
-
-// Runs `f`; an ot::Error about `display` gets `base` added to its offset, so
-// that errors inside a member point into the archive.
-template <typename F>
-auto rebased(const std::string& display, std::uint64_t base, F&& f) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    if (e.file() != display || !e.offset()) throw;
-    throw Error({e.file(), *e.offset() + base}, e.message());
-  }
-}
-
-// "1,234,567": LLVM's formatWithCommas (for the -verbose statistics).
-std::string with_commas(std::uint64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-// A member's bundle after decompression: `bytes` views either the archive's
-// mapping (owner = the archive) or a decompressed copy (owner = that copy).
-struct MemberBundle {
-  std::shared_ptr<InputFile> decompressed;
-  Bytes bytes;
-  bool object = false;
-  std::vector<BundleEntry> entries;  // in the order LLVM offers them
-};
-
-// LLVM 19's CompressedOffloadBundle::decompress for one member, with its
-// -verbose report; its failures are "Failed to decompress code object: ...".
-std::shared_ptr<InputFile> decompress_member(const Config& config, Bytes data, const std::string& display,
-                                             std::uint64_t base) {
-  auto t0 = std::chrono::steady_clock::now();
-  const std::uint16_t version = load_le<std::uint16_t>(data.data() + 4);
-  const std::uint16_t method = load_le<std::uint16_t>(data.data() + 6);
-  if (version >= 2 && data.size() < formats::ccob_header_size(version))
-    fail_llvm("Failed to decompress code object: Compressed bundle header size too small");
-  if (method > 1) fail_llvm("Failed to decompress code object: Unknown compressing method");
-  const formats::CcobHeader h = rebased(display, base, [&] { return formats::read_ccob_header(data, display); });
-  const Bytes payload = formats::ccob_payload(data, h);
-  std::vector<std::byte> plain;
-  try {
-    plain = compress::decompress(h.method, payload, h.uncompressed_size);
-  } catch (const Error& e) {
-    if (h.total_size && *h.total_size != data.size())
-      fail_at({display, base + 8},
-              "compressed bundle of total size 0x{:x} (the member has 0x{:x} bytes) does not decompress: {}",
-              *h.total_size, data.size(), e.message());
-    fail_llvm("Failed to decompress code object: Could not decompress embedded file contents: {}", e.message());
-  }
-  if (config.verbose && config.err) {
-    Md5 md5;
-    md5.update(plain);
-    const std::uint64_t recalculated = md5.truncated();
-    const double secs = std::max(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1e-9);
-    const double rate = static_cast<double>(plain.size()) / static_cast<double>(payload.size());
-    std::string text = fmt::format("Compressed bundle format version: {}\n", h.version);
-    if (h.total_size) text += fmt::format("Total file size (from header): {} bytes\n", with_commas(*h.total_size));
-    text += fmt::format(
-        "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n"
-        "Compression rate: {:.2f}\nCompression ratio: {:.2f}%\nDecompression speed: {:.2f} MB/s\n"
-        "Stored hash: 0x{:014x}\nRecalculated hash: 0x{:014x}\nHashes match: {}\n",
-        compress::method_name(h.method), with_commas(payload.size()), with_commas(plain.size()), rate, 100.0 / rate,
-        static_cast<double>(plain.size()) / (1024.0 * 1024.0) / secs, h.hash, recalculated,
-        h.hash == recalculated ? "Yes" : "No");
-    config.err(text);
-  }
-  return InputFile::from_memory(display, std::move(plain));
-}
-
-// Entries of one member (or of a whole non-archive input when `text_comment`
-// is set for a text type). Archive members use LLVM's choice for -type=a:
-// objects get the section handler, everything else the binary handler.
-MemberBundle open_member(const Config& config, Bytes data, const std::string& display, std::uint64_t base,
-                         bool decompress, std::optional<std::string_view> text_comment = std::nullopt) {
-  MemberBundle b;
-  b.bytes = data;
-  // LLVM 19 treats anything shorter than the v1 header as uncompressed.
-  if (decompress && data.size() >= 20 && formats::has_ccob_magic(data)) {
-    b.decompressed = decompress_member(config, data, display, base);
-    b.bytes = b.decompressed->bytes();
-    base = 0;  // offsets now refer to the decompressed bytes
-  } else if (decompress && config.verbose && data.size() >= 20 && config.err) {
-    config.err("Uncompressed bundle.\n");
-  }
-  rebased(display, base, [&] {
-    if (text_comment) {
-      b.entries = formats::read_text_bundle(b.bytes, *text_comment, display);
-    } else if (object::identify_object(b.bytes) != object::ObjectKind::NotObject) {
-      b.object = true;
-      for (const object::SectionInfo& s : object::read_sections(b.bytes, display))
-        if (s.name.starts_with(kSectionPrefix))
-          b.entries.push_back({s.name.substr(kSectionPrefix.size()), s.offset, s.has_data ? s.size : 0});
-    } else if (formats::has_binary_bundle_magic(b.bytes)) {
-      std::vector<BundleEntry> entries = formats::read_binary_bundle(b.bytes, display);
-      std::vector<std::string> ids;
-      for (const BundleEntry& e : entries) ids.push_back(e.id);
-      for (std::size_t i : stringmap_order(ids)) b.entries.push_back(std::move(entries[i]));
-    }
-    return 0;
-  });
-  return b;
-}
-
-bool is_host_marker(const MemberBundle& b, const BundleEntry& e) {
-  return b.object && e.size == 1 && b.bytes[e.offset] == std::byte{0};
-}
-
-// Writes the member's object without its bundle sections (what LLVM 19 asks
-// llvm-objcopy to do for a host bundle).
-void write_stripped(const MemberBundle& b, const std::string& display, OutputFile& out) {
-  std::shared_ptr<InputFile> obj = b.decompressed;
-  if (!obj) obj = InputFile::from_memory(display, std::vector<std::byte>(b.bytes.begin(), b.bytes.end()));
-  object::write_without_sections(*obj, [](std::string_view name) { return name.starts_with(kSectionPrefix); }, out);
 }
 
 // The command LLVM 19 shows for -### (quoted arguments; its temporary file
@@ -305,7 +178,7 @@ void check_input_archive(const Config& config) {
   auto in = open_archive(path, members);
   for (const archive::Member& m : members) {
     const std::string display = member_display(path, m.name);
-    MemberBundle b = open_member(config, m.data, display, m.offset, /*decompress=*/false);
+    OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), display, /*decompress=*/false);
     std::set<std::string> ids;
     for (const BundleEntry& e : b.entries) ids.insert(e.id);
     if (auto c = target::conflicting_target_ids(ids))
@@ -330,8 +203,9 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   Scratch scratch(config.outputs.empty() ? std::string() : config.outputs[0]);
   for (const archive::Member& m : members) {
     const std::string display = member_display(path, m.name);
-    MemberBundle b = open_member(config, m.data, display, m.offset, /*decompress=*/true);
-    for (const BundleEntry& e : b.entries) {
+    OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), display);
+    for (std::size_t index : b.llvm_order()) {
+      const BundleEntry& e = b.entries[index];
       const BundleId code_object(e.id);
       std::vector<std::size_t> compatible;
       for (std::size_t i = 0; i < requested.size(); ++i)
@@ -340,21 +214,21 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
       if (compatible.empty()) continue;
       PendingMember pm;
       pm.name = device_member_name(m.name, e.id);
-      if (is_host_marker(b, e) && config.print_commands) {
+      if (b.is_host_marker(e) && config.print_commands) {
         // -###: LLVM prints the llvm-objcopy command it would run on temporary
         // copies of the member, and the device archive gets an empty member.
         if (config.err) config.err(objcopy_command(config));
-      } else if (is_host_marker(b, e)) {
+      } else if (b.is_host_marker(e)) {
         pm.in_scratch = true;
         pm.scratch_offset = scratch.out().written();
-        write_stripped(b, display, scratch.out());
+        write_stripped_object(b, scratch.out());
         pm.scratch_size = scratch.out().written() - pm.scratch_offset;
-      } else if (b.decompressed) {
+      } else if (b.decompressed()) {
         pm.in_scratch = true;
         pm.scratch_size = e.size;
-        pm.scratch_offset = scratch.add(b.bytes.subspan(e.offset, e.size));
+        pm.scratch_offset = scratch.add(b.payload(e));
       } else {
-        pm.data = b.bytes.subspan(e.offset, e.size);
+        pm.data = b.payload(e);
       }
       for (std::size_t i : compatible) per_target[i].push_back(pm);
     }
@@ -391,16 +265,7 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   auto in = InputFile::open(path);
   const bool is_archive = archive::is_archive(in->bytes()) || config.type == "a";
   std::vector<archive::Member> members;
-  if (is_archive) {
-    members = archive::read_members(in->bytes(), path);
-  } else {
-    archive::Member whole;
-    whole.name = std::string(path_filename(path == "-" ? std::string_view("stdin") : std::string_view(path)));
-    whole.data = in->bytes();
-    members.push_back(std::move(whole));
-  }
-  std::optional<std::string_view> text_comment;
-  if (!is_archive) text_comment = formats::text_comment_for_type(config.type);
+  if (is_archive) members = archive::read_members(in->bytes(), path);
 
   std::vector<std::string> names;
   std::vector<BundleId> requested;
@@ -422,9 +287,11 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   std::vector<ExtractedFile> written;
   std::set<std::string> taken;
   Staging staging(prefix);
-  for (const archive::Member& m : members) {
-    const std::string display = is_archive ? member_display(path, m.name) : path;
-    MemberBundle b = open_member(config, m.data, display, m.offset, /*decompress=*/true, text_comment);
+  // Files are named as device-archive members: after the archive member, or
+  // for a bundle input after the input's file name.
+  auto extract = [&](const OpenedBundle& b, const std::string& member) {
+    const std::string& name_base =
+        is_archive ? member : std::string(path_filename(path == "-" ? std::string_view("stdin") : std::string_view(path)));
     for (const BundleEntry& e : b.entries) {
       bool wanted = requested.empty();
       const BundleId code_object(e.id);
@@ -432,18 +299,24 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
         if (target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible))
           wanted = found[i] = true;
       if (!wanted) continue;
-      const std::string name = unique_file_name(safe_file_name(device_member_name(m.name, e.id)), taken);
+      const std::string name = unique_file_name(safe_file_name(device_member_name(name_base, e.id)), taken);
       OutputFile out(staging.path(name));
-      if (is_host_marker(b, e))
-        write_stripped(b, display, out);
-      else if (b.decompressed)
-        out.write(b.bytes.subspan(e.offset, e.size));
+      if (b.is_host_marker(e))
+        write_stripped_object(b, out);
       else
-        out.copy_from(*in, m.offset + e.offset, e.size);
+        out.copy_from(*b.file, b.base + e.offset, e.size);
       out.commit();
       staging.add(name);
-      written.push_back({is_archive ? m.name : std::string(), e.id, prefix + name});
+      written.push_back({member, e.id, prefix + name});
     }
+  };
+  if (is_archive) {
+    Config members_config = config;  // members are read as -type=a reads them
+    members_config.type.assign(1, 'a');  // (not = "a": GCC 12 warns falsely of overlapping copies)
+    for (const archive::Member& m : members)
+      extract(open_bundle(members_config, in, m.offset, m.data.size(), member_display(path, m.name)), m.name);
+  } else {
+    for (const OpenedBundle& b : open_bundles(config, in)) extract(b, "");
   }
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!found[i] && !config.allow_missing_bundles)

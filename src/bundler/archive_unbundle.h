@@ -7,10 +7,11 @@
 // that header) and written with archive/ar_writer.h, our own deterministic
 // writer, because it reproduces LLVM's bytes (symbol table, long-name table).
 //
-// Memory stays flat: members are views into the mapped archive and their
-// payloads are copied from there. Only compressed members (decompressed one at
-// a time) and host objects (whose bundle sections are stripped) are rewritten;
-// their results go to one scratch file in $TMPDIR, mapped for the final write.
+// Members are read as bundle inputs (bundler/bundle_input.h), views into the
+// mapped archive whose payloads are copied from there. Only compressed members
+// (decompressed one at a time) and host objects (whose bundle sections are
+// stripped) are rewritten; their results go to one unlinked scratch file
+// beside the outputs, mapped for the final write.
 //
 // Errors inside a member name "<archive>(<member>)" and an offset inside the
 // archive.

@@ -1,5 +1,6 @@
 #include "bundler/offload_bundler.h"
 #include "bundler/archive_unbundle.h"
+#include "bundler/bundle_input.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -31,172 +32,6 @@ using target::BundleId;
 
 namespace {
 
-constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
-
-enum class Handler { Binary, Text, Object };
-
-bool is_valid_type(std::string_view t) {
-  return formats::text_comment_for_type(t) || t == "bc" || t == "gch" || t == "ast" || t == "o" || t == "a";
-}
-
-// The file handler LLVM would create for `type` with `reference` as its input (2.7).
-Handler handler_for(const std::string& type, Bytes reference) {
-  if (!is_valid_type(type)) fail_llvm("'{}': invalid file type specified", type);
-  if (formats::text_comment_for_type(type)) return Handler::Text;
-  if ((type == "o" || type == "a") && object::identify_object(reference) != object::ObjectKind::NotObject)
-    return Handler::Object;
-  return Handler::Binary;
-}
-
-// "1,234,567": LLVM's formatWithCommas.
-std::string with_commas(std::uint64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A bundle input after decompression, with its entries in file order. The
-// bundle is file->bytes() from `base` on: one of several concatenated bundles
-// starts inside the file, a decompressed one is a file of its own.
-struct OpenedBundle {
-  std::shared_ptr<InputFile> input;  // the file as read
-  std::shared_ptr<InputFile> file;
-  std::uint64_t base = 0;
-  Handler handler = Handler::Binary;
-  std::vector<BundleEntry> entries;
-};
-
-// Decompressed bundles up to this size are kept in memory; larger ones go to a
-// scratch file so that unbundling stays within a flat memory budget.
-constexpr std::uint64_t kInMemoryLimit = 64u << 20;
-
-// The bundle at `base` of `in`, `size` bytes, decompressed if it is a CCOB
-// (then a file of its own, else `in` itself).
-std::shared_ptr<InputFile> decompress_if_needed(const Config& config, std::shared_ptr<InputFile> in, std::uint64_t base,
-                                                std::uint64_t size) {
-  Bytes data = in->bytes().subspan(base, size);
-  // LLVM 19 treats anything shorter than the v1 header as uncompressed.
-  if (data.size() < 20 || !formats::has_ccob_magic(data)) {
-    if (config.verbose && data.size() >= 20 && config.err) config.err("Uncompressed bundle.\n");
-    return in;
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  // LLVM 19's own texts for the two header faults it knows.
-  std::uint16_t version = load_le<std::uint16_t>(data.data() + 4), method = load_le<std::uint16_t>(data.data() + 6);
-  if (version >= 2 && data.size() < formats::ccob_header_size(version))
-    fail_llvm("Failed to decompress input: Compressed bundle header size too small");
-  if (method > 1) fail_llvm("Failed to decompress input: Unknown compressing method");
-  formats::CcobHeader h;
-  try {
-    h = formats::read_ccob_header(data, in->path());
-  } catch (const Error& e) {
-    throw Error({e.file(), e.offset() ? std::optional(*e.offset() + base) : std::nullopt}, e.message());
-  }
-  Bytes payload = formats::ccob_payload(data, h);
-  std::vector<std::byte> plain;
-  std::shared_ptr<InputFile> spilled;
-  Md5 md5;
-  auto hash = [&](Bytes b) {
-    if (config.verbose) md5.update(b);  // the hash is only ever reported, never checked
-  };
-  try {
-    if (h.uncompressed_size <= kInMemoryLimit) {
-      plain = compress::decompress(h.method, payload, h.uncompressed_size);
-      hash(plain);
-    } else {
-      // A large bundle is decompressed into an unlinked file beside the outputs
-      // and mapped: memory stays flat, payloads still leave by copy_file_range.
-      OutputFile scratch = OutputFile::scratch(config.outputs.empty() ? "" : config.outputs[0]);
-      compress::decompress_stream(
-          h.method, payload, h.uncompressed_size,
-          [&](Bytes b) {
-            hash(b);
-            scratch.write(b);
-          },
-          [&](std::uint64_t n) {
-            in->release(base + h.header_size, n);  // the compressed bytes read so far leave memory
-          });
-      spilled = scratch.map(in->path());
-    }
-  } catch (const Error& e) {
-    // LLVM 19 feeds everything after the header to the decompressor; we stop at
-    // the header's total size, so when that differs the failure is ours to explain.
-    if (h.total_size && *h.total_size != data.size())
-      fail_at({in->path(), base + 8}, "compressed bundle of total size 0x{:x} (the file has 0x{:x} bytes) does not decompress: {}",
-              *h.total_size, data.size(), e.message());
-    fail_llvm("Failed to decompress input: Could not decompress embedded file contents: {}", e.message());
-  }
-  const std::uint64_t plain_size = h.uncompressed_size;
-  if (config.verbose && config.err) {
-    double secs = std::max(seconds_since(t0), 1e-9);
-    std::uint64_t recalculated = md5.truncated();
-    double rate = static_cast<double>(plain_size) / static_cast<double>(payload.size());
-    std::string text = fmt::format("Compressed bundle format version: {}\n", h.version);
-    if (h.total_size) text += fmt::format("Total file size (from header): {} bytes\n", with_commas(*h.total_size));
-    text += fmt::format(
-        "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n"
-        "Compression rate: {:.2f}\nCompression ratio: {:.2f}%\nDecompression speed: {:.2f} MB/s\n"
-        "Stored hash: 0x{:014x}\nRecalculated hash: 0x{:014x}\nHashes match: {}\n",
-        compress::method_name(h.method), with_commas(payload.size()), with_commas(plain_size), rate,
-        100.0 / rate, static_cast<double>(plain_size) / (1024.0 * 1024.0) / secs, h.hash,
-        recalculated, h.hash == recalculated ? "Yes" : "No");
-    config.err(text);
-  }
-  if (spilled) return spilled;
-  return InputFile::from_memory(in->path(), std::move(plain));
-}
-
-OpenedBundle open_bundle(const Config& config, const std::shared_ptr<InputFile>& in, std::uint64_t base,
-                         std::uint64_t size) {
-  const std::string& path = in->path();
-  OpenedBundle b;
-  b.input = in;
-  b.file = decompress_if_needed(config, in, base, size);
-  if (b.file == in) b.base = base;
-  Bytes data = b.file->bytes().subspan(b.base, b.file == in ? size : b.file->size());
-  b.handler = handler_for(config.type, data);
-  switch (b.handler) {
-    case Handler::Text:
-      b.entries = formats::read_text_bundle(data, *formats::text_comment_for_type(config.type), path);
-      break;
-    case Handler::Object:
-      for (const object::SectionInfo& s : object::read_sections(data, path)) {
-        if (!s.name.starts_with(kSectionPrefix)) continue;
-        b.entries.push_back({s.name.substr(kSectionPrefix.size()), s.offset, s.has_data ? s.size : 0});
-      }
-      break;
-    case Handler::Binary:
-      if (formats::has_binary_bundle_magic(data)) b.entries = formats::read_binary_bundle(data, path);
-      break;
-  }
-  return b;
-}
-
-// The input's bundles: one, or with config.concatenated every bundle of a
-// sequence (formats::split_bundles).
-std::vector<OpenedBundle> open_bundles(const Config& config, const std::string& path) {
-  std::shared_ptr<InputFile> in = InputFile::open(path);
-  std::vector<formats::BundleSpan> spans;
-  if (config.concatenated && handler_for(config.type, in->bytes()) == Handler::Binary)
-    spans = formats::split_bundles(in->bytes(), path);
-  if (spans.size() <= 1) return {open_bundle(config, in, 0, in->size())};
-  std::vector<OpenedBundle> bundles;
-  for (const formats::BundleSpan& s : spans) bundles.push_back(open_bundle(config, in, s.offset, s.size));
-  return bundles;
-}
-
-// The host bundle of an object: the single zero byte marks it.
-bool is_host_marker(const OpenedBundle& b, const BundleEntry& e) {
-  return b.handler == Handler::Object && e.size == 1 && b.file->bytes()[b.base + e.offset] == std::byte{0};
-}
-
 std::string quoted_command(const std::string& program, const std::vector<std::string>& args) {
   std::string line = fmt::format("\"{}\"", program);
   for (const std::string& a : args) line += fmt::format(" \"{}\"", a);
@@ -218,8 +53,7 @@ void write_stripped_host(const Config& config, const OpenedBundle& b, OutputFile
                                                       b.file->path(), temp_name_for_display()}));
     return;  // like LLVM with -###: the output stays empty
   }
-  object::write_without_sections(
-      *b.file, [](std::string_view name) { return name.starts_with(kSectionPrefix); }, out);
+  write_stripped_object(b, out);
 }
 
 formats::CcobHeader ccob_header_for(const Config& config, std::uint64_t total, std::uint64_t compressed_size,
@@ -512,7 +346,7 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
 
 void unbundle(const Config& config, const std::vector<BundleId>& targets) {
   if (config.type == "a") return unbundle_archive(config, targets);  // reference 2.16
-  std::vector<OpenedBundle> bundles = open_bundles(config, config.inputs[0]);
+  std::vector<OpenedBundle> bundles = open_bundles(config, InputFile::open(config.inputs[0]));
 
   // The worklist: requested targets in llvm::StringMap order (that is the order
   // LLVM tries them in for each bundle).
@@ -537,16 +371,7 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
   };
 
   for (const OpenedBundle& b : bundles) {
-    // LLVM keeps binary-bundle entries in a StringMap and offers them to the
-    // worklist in its order; text and object entries come in file order.
-    std::vector<std::size_t> entry_order(b.entries.size());
-    for (std::size_t i = 0; i < entry_order.size(); ++i) entry_order[i] = i;
-    if (b.handler == Handler::Binary) {
-      std::vector<std::string> ids;
-      for (const BundleEntry& e : b.entries) ids.push_back(e.id);
-      entry_order = stringmap_order(ids);
-    }
-    for (std::size_t entry_index : entry_order) {
+    for (std::size_t entry_index : b.llvm_order()) {
       const BundleEntry& e = b.entries[entry_index];
       if (remaining == 0) break;
       BundleId code_object(e.id);
@@ -559,7 +384,7 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
       }
       if (!match) continue;
       OutputFile& out = output_for(*match);
-      if (is_host_marker(b, e))
+      if (b.is_host_marker(e))
         write_stripped_host(config, b, out);
       else
         out.copy_from(*b.file, b.base + e.offset, e.size);
@@ -595,7 +420,7 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
 
 void list(const Config& config) {
   std::string text;
-  for (const OpenedBundle& b : open_bundles(config, config.inputs[0]))
+  for (const OpenedBundle& b : open_bundles(config, InputFile::open(config.inputs[0])))
     for (const BundleEntry& e : b.entries) text += e.id + "\n";
   if (config.out) config.out(text);
 }

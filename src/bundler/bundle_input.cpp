@@ -1,0 +1,197 @@
+#include "bundler/bundle_input.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "compress/codec.h"
+#include "formats/bundle_sequence.h"
+#include "formats/bundle_text.h"
+#include "formats/compressed_bundle.h"
+#include "object/bundle_sections.h"
+#include "object/object_file.h"
+#include "support/llvm_stringmap.h"
+#include "support/md5.h"
+#include "support/output_file.h"
+
+namespace ot::bundler {
+namespace {
+
+bool is_valid_type(std::string_view t) {
+  return formats::text_comment_for_type(t) || t == "bc" || t == "gch" || t == "ast" || t == "o" || t == "a";
+}
+
+// Runs `f`; an ot::Error it throws gets `base` added to its offset (the
+// readers count from the start of the bytes they were given).
+template <typename F>
+auto rebased(std::uint64_t base, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (!e.offset() || base == 0) throw;
+    throw Error({e.file(), *e.offset() + base}, e.message());
+  }
+}
+
+// The bundle at `base` of `in`, `size` bytes, decompressed if it is a CCOB
+// (then a file of its own, else `in` itself).
+std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std::shared_ptr<InputFile>& in,
+                                                std::uint64_t base, std::uint64_t size, const std::string& display) {
+  Bytes data = in->bytes().subspan(base, size);
+  // LLVM 19 treats anything shorter than the v1 header as uncompressed.
+  if (data.size() < 20 || !formats::has_ccob_magic(data)) {
+    if (config.verbose && data.size() >= 20 && config.err) config.err("Uncompressed bundle.\n");
+    return in;
+  }
+  // LLVM says "input" for a file, "code object" for an archive member.
+  const bool whole = base == 0 && size == in->size();
+  const std::string_view failed = whole ? "Failed to decompress input" : "Failed to decompress code object";
+  auto t0 = std::chrono::steady_clock::now();
+  // LLVM 19's own texts for the two header faults it knows.
+  std::uint16_t version = load_le<std::uint16_t>(data.data() + 4), method = load_le<std::uint16_t>(data.data() + 6);
+  if (version >= 2 && data.size() < formats::ccob_header_size(version))
+    fail_llvm("{}: Compressed bundle header size too small", failed);
+  if (method > 1) fail_llvm("{}: Unknown compressing method", failed);
+  const formats::CcobHeader h = rebased(base, [&] { return formats::read_ccob_header(data, display); });
+  Bytes payload = formats::ccob_payload(data, h);
+  std::vector<std::byte> plain;
+  std::shared_ptr<InputFile> spilled;
+  Md5 md5;
+  auto hash = [&](Bytes b) {
+    if (config.verbose) md5.update(b);  // the hash is only ever reported, never checked
+  };
+  try {
+    if (h.uncompressed_size <= kInMemoryLimit) {
+      plain = compress::decompress(h.method, payload, h.uncompressed_size);
+      hash(plain);
+    } else {
+      // A large bundle is decompressed into an unlinked file beside the outputs
+      // and mapped: memory stays flat, payloads still leave by copy_file_range.
+      OutputFile scratch = OutputFile::scratch(config.outputs.empty() ? "" : config.outputs[0]);
+      compress::decompress_stream(
+          h.method, payload, h.uncompressed_size,
+          [&](Bytes b) {
+            hash(b);
+            scratch.write(b);
+          },
+          [&](std::uint64_t n) {
+            in->release(base + h.header_size, n);  // the compressed bytes read so far leave memory
+          });
+      spilled = scratch.map(display);
+    }
+  } catch (const Error& e) {
+    // LLVM 19 feeds everything after the header to the decompressor; we stop at
+    // the header's total size, so when that differs the failure is ours to explain.
+    if (h.total_size && *h.total_size != data.size())
+      fail_at({display, base + 8}, "compressed bundle of total size 0x{:x} (the {} has 0x{:x} bytes) does not decompress: {}",
+              *h.total_size, whole ? "file" : "member", data.size(), e.message());
+    fail_llvm("{}: Could not decompress embedded file contents: {}", failed, e.message());
+  }
+  const std::uint64_t plain_size = h.uncompressed_size;
+  if (config.verbose && config.err) {
+    double secs = std::max(seconds_since(t0), 1e-9);
+    std::uint64_t recalculated = md5.truncated();
+    double rate = static_cast<double>(plain_size) / static_cast<double>(payload.size());
+    std::string text = fmt::format("Compressed bundle format version: {}\n", h.version);
+    if (h.total_size) text += fmt::format("Total file size (from header): {} bytes\n", with_commas(*h.total_size));
+    text += fmt::format(
+        "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n"
+        "Compression rate: {:.2f}\nCompression ratio: {:.2f}%\nDecompression speed: {:.2f} MB/s\n"
+        "Stored hash: 0x{:014x}\nRecalculated hash: 0x{:014x}\nHashes match: {}\n",
+        compress::method_name(h.method), with_commas(payload.size()), with_commas(plain_size), rate,
+        100.0 / rate, static_cast<double>(plain_size) / (1024.0 * 1024.0) / secs, h.hash,
+        recalculated, h.hash == recalculated ? "Yes" : "No");
+    config.err(text);
+  }
+  if (spilled) return spilled;
+  return InputFile::from_memory(display, std::move(plain));
+}
+
+}  // namespace
+
+Handler handler_for(const std::string& type, Bytes reference) {
+  if (!is_valid_type(type)) fail_llvm("'{}': invalid file type specified", type);
+  if (formats::text_comment_for_type(type)) return Handler::Text;
+  if ((type == "o" || type == "a") && object::identify_object(reference) != object::ObjectKind::NotObject)
+    return Handler::Object;
+  return Handler::Binary;
+}
+
+std::string with_commas(std::uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool OpenedBundle::is_host_marker(const formats::BundleEntry& e) const {
+  return handler == Handler::Object && e.size == 1 && file->bytes()[base + e.offset] == std::byte{0};
+}
+
+std::vector<std::size_t> OpenedBundle::llvm_order() const {
+  if (handler == Handler::Binary) {
+    std::vector<std::string> ids;
+    for (const formats::BundleEntry& e : entries) ids.push_back(e.id);
+    return stringmap_order(ids);
+  }
+  std::vector<std::size_t> order(entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  return order;
+}
+
+OpenedBundle open_bundle(const Config& config, const std::shared_ptr<InputFile>& in, std::uint64_t base,
+                         std::uint64_t size, const std::string& display, bool decompress) {
+  OpenedBundle b;
+  b.input = in;
+  b.display = display;
+  b.file = decompress ? decompress_if_needed(config, in, base, size, display) : in;
+  b.base = b.decompressed() ? 0 : base;
+  b.size = b.decompressed() ? b.file->size() : size;
+  Bytes data = b.bytes();
+  b.handler = handler_for(config.type, data);
+  rebased(b.base, [&] {
+    switch (b.handler) {
+      case Handler::Text:
+        b.entries = formats::read_text_bundle(data, *formats::text_comment_for_type(config.type), display);
+        break;
+      case Handler::Object:
+        for (const object::SectionInfo& s : object::read_sections(data, display)) {
+          if (!s.name.starts_with(kSectionPrefix)) continue;
+          b.entries.push_back({s.name.substr(kSectionPrefix.size()), s.offset, s.has_data ? s.size : 0});
+        }
+        break;
+      case Handler::Binary:
+        if (formats::has_binary_bundle_magic(data)) b.entries = formats::read_binary_bundle(data, display);
+        break;
+    }
+    return 0;
+  });
+  return b;
+}
+
+std::vector<OpenedBundle> open_bundles(const Config& config, const std::shared_ptr<InputFile>& in) {
+  const std::string& path = in->path();
+  std::vector<formats::BundleSpan> spans;
+  if (config.concatenated && handler_for(config.type, in->bytes()) == Handler::Binary)
+    spans = formats::split_bundles(in->bytes(), path);
+  if (spans.size() <= 1) return {open_bundle(config, in, 0, in->size(), path)};
+  std::vector<OpenedBundle> bundles;
+  for (const formats::BundleSpan& s : spans) bundles.push_back(open_bundle(config, in, s.offset, s.size, path));
+  return bundles;
+}
+
+void write_stripped_object(const OpenedBundle& b, OutputFile& out) {
+  // The writer edits a whole file: an object inside a larger one is copied out first.
+  Bytes bytes = b.bytes();
+  std::shared_ptr<InputFile> obj =
+      bytes.size() == b.file->size() ? b.file : InputFile::from_memory(b.display, {bytes.begin(), bytes.end()});
+  object::write_without_sections(*obj, [](std::string_view name) { return name.starts_with(kSectionPrefix); }, out);
+}
+
+}  // namespace ot::bundler
