@@ -18,6 +18,10 @@ std::vector<formats::BundleSpan> bundles_of(Bytes data, const std::string& file,
   return spans;
 }
 
+// Decompressed bundles up to this size are recompressed from memory; larger
+// ones from a scratch file (as the bundler's unbundling does).
+constexpr std::uint64_t kInMemoryLimit = 64u << 20;
+
 std::uint64_t common_alignment(const std::vector<formats::BundleSpan>& spans) {
   std::uint64_t align = 4096;
   for (const formats::BundleSpan& s : spans)
@@ -41,9 +45,9 @@ void recode_file(const std::string& input, const std::string& output, const Reco
   };
   // A CCOB straight into the output: the header is written last, over a
   // placeholder, where the output can seek; otherwise (a pipe) built in memory.
-  // `mapped_at`: where `plain` lies in the input mapping, whose pages are
-  // dropped once read; nullopt when it is in memory.
-  auto write_ccob = [&](Bytes plain, std::optional<std::uint64_t> mapped_at) {
+  // `mapped`: the mapping `plain` lies in (from its start), whose pages are
+  // dropped once read; null when it is in memory.
+  auto write_ccob = [&](Bytes plain, const InputFile* mapped) {
     if (!out.seekable()) {
       out.write(make_ccob(plain, options.ccob, input));
       return;
@@ -53,7 +57,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
     formats::CcobHeader h = compress_ccob(
         plain, options.ccob, input, [&](Bytes b) { out.write(b); },
         [&](std::uint64_t n) {
-          if (mapped_at) in->release(*mapped_at, n);
+          if (mapped) mapped->release(static_cast<std::uint64_t>(plain.data() - mapped->bytes().data()), n);
         });
     out.write_at(at, formats::write_ccob_header(h));
   };
@@ -64,7 +68,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
       case Action::Compress:
         if (s.compressed)
           fail_at({input, s.offset}, "the bundle is already compressed (--recompress changes its settings)");
-        write_ccob(item, s.offset);
+        write_ccob(item, in.get());
         break;
       case Action::Decompress:
         if (!s.compressed) {
@@ -79,17 +83,30 @@ void recode_file(const std::string& input, const std::string& output, const Reco
         break;
       case Action::Recompress: {
         if (!s.compressed) {
-          write_ccob(item, s.offset);
+          write_ccob(item, in.get());
           break;
         }
-        // The new CCOB is compressed in one call over the whole bundle (LLVM's
-        // bytes need that), so the decompressed bundle is held in memory here.
-        std::vector<std::byte> plain;
-        DecodedCcob d = decode_ccob(
-            item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); },
-            options.hash != RecodeOptions::Hash::Skip);
-        check_hash(d, s.offset);
-        write_ccob(plain, std::nullopt);
+        // The new CCOB is compressed from the whole decompressed bundle at once
+        // (LLVM's bytes need it in one piece): a small one is held in memory, a
+        // large one goes to an unlinked scratch file beside the output and is
+        // compressed from its mapping, whose pages are dropped behind the
+        // compressor.
+        formats::CcobHeader h = formats::read_ccob_header(item, input);
+        auto check = [&](const DecodedCcob& d) { check_hash(d, s.offset); };
+        const bool hash = options.hash != RecodeOptions::Hash::Skip;
+        if (h.uncompressed_size <= kInMemoryLimit) {
+          std::vector<std::byte> plain;
+          check(decode_ccob(item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); },
+                            hash));
+          write_ccob(plain, nullptr);
+        } else {
+          OutputFile scratch = OutputFile::scratch(output);
+          check(decode_ccob(
+              item, input, s.offset, [&](Bytes b) { scratch.write(b); }, hash,
+              [&](std::uint64_t n) { in->release(s.offset, n); }));
+          std::shared_ptr<InputFile> plain = scratch.map(input);
+          write_ccob(plain->bytes(), plain.get());
+        }
         break;
       }
     }

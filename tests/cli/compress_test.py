@@ -164,6 +164,11 @@ def test_llvm_identity(root):
         # and back: decompressing LLVM's CCOB gives LLVM's uncompressed bundle
         expect('identity %s: -d of LLVM output' % name, d, ['-d', name + '.llvm', '-o', name + '.d'], 0, '', '')
         check('identity %s: -d gives the bundle' % name, read(d.p(name + '.d')) == plain)
+        if level is None:
+            # recompressing with LLVM's settings gives the same bytes (75 MiB: through a scratch file)
+            expect('identity %s: recompress as is' % name, d, ['--recompress', name + '.llvm', '-o', name + '.re0'],
+                   0, '', '')
+            check('identity %s: recompress as is gives LLVM bytes' % name, read(d.p(name + '.re0')) == llvm_c)
         if level is not None:
             # recompressing LLVM's default CCOB at this level gives LLVM's bytes at this level
             default_c = llvm_bundle(d, name + '.llvm3', imgs, compress=True)
