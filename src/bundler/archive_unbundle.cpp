@@ -259,6 +259,18 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   OutputFile::commit_all(outs);
 }
 
+std::vector<ArchiveEntry> archive_entries(const Config& config) {
+  const std::string& path = config.inputs[0];
+  std::vector<archive::Member> members;
+  auto in = open_archive(path, members);
+  std::vector<ArchiveEntry> out;
+  for (const archive::Member& m : members) {
+    OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(path, m.name));
+    for (const BundleEntry& e : b.entries) out.push_back({m.name, e.id});
+  }
+  return out;
+}
+
 std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<BundleId>& targets,
                                           const std::string& dir) {
   const std::string& path = config.inputs[0];

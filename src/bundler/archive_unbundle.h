@@ -52,6 +52,16 @@ void unbundle_archive(const Config& config, const std::vector<target::BundleId>&
 // "conflicting TargetIDs [a, b] found in <member> of <archive>".
 void check_input_archive(const Config& config);
 
+// Every bundle entry of every member of the archive config.inputs[0], in
+// archive order and, within a member, file order (members read as -type=a
+// reads them; compressed members decompressed). LLVM 19's -list prints nothing
+// for an archive; this is the native `offloadtool list`.
+struct ArchiveEntry {
+  std::string member;
+  std::string bundle_id;
+};
+std::vector<ArchiveEntry> archive_entries(const Config& config);
+
 // ---------------------------------------------------------------------------
 // Extraction into a folder (native `offloadtool unbundle --extract-dir`).
 

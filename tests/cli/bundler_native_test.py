@@ -109,6 +109,27 @@ def concatenated_cases(root, tmp, dev):
            'at offset 0x%x\n' % (len(blob) + 1, len(blob) - second, second + 8), files=[])
 
 
+def archive_cases(root, tmp, dev):
+    """`list` of a static device library made by llvm-ar from LLVM 19's bundles."""
+    d = tempfile.mkdtemp(dir=tmp)
+    members = {'a.bc': llvm_bundle(tmp, 'a.bc', [HOST, G906], {'h': b'', 'd1': dev['d1']}, '-type=bc'),
+               'b.bc': llvm_bundle(tmp, 'b.bc', [HOST, G90A], {'h': b'', 'd2': dev['d2']}, '-type=bc', '-compress'),
+               'plain.txt': b'not a bundle\n'}
+    for n, data in members.items():
+        with open(os.path.join(d, n), 'wb') as f:
+            f.write(data)
+    subprocess.run([native_cases.LLVM_BIN + '/llvm-ar', 'rc', 'lib.a'] + list(members), cwd=d, check=True)
+    with open(os.path.join(d, 'lib.a'), 'rb') as f:
+        lib = f.read()
+    c = native_cases.Case(root, 'list', {'lib.a': lib})
+    expect('list: every member of an archive, compressed ones too', c, ['lib.a'], 0,
+           'a.bc: %s-\na.bc: %s\nb.bc: %s-\nb.bc: %s\n' % (HOST, G906, HOST, G90A), files=[])
+    c = native_cases.Case(root, 'list', {'lib.a': lib[:-5]})
+    got = c.run('lib.a')
+    check('list: a truncated archive is one error line naming it', got[0] == 1 and got[1] == '' and
+          got[2].startswith('offloadtool list: error: lib.a: ') and got[2].count('\n') == 1, got)
+
+
 def main():
     if not OT:
         print('OFFLOADTOOL not set')
@@ -121,6 +142,7 @@ def main():
         os.makedirs(tmp)
         bundle_cases(root, tmp, dev)
         concatenated_cases(root, tmp, dev)
+        archive_cases(root, tmp, dev)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return native_cases.summary()
