@@ -1,9 +1,11 @@
 // libFuzzer: target-ID and bundle-ID parsing (LLVM 19's view and compat's),
-// canonical form and both compatibility rule sets. Input: "<code object>\n<target>".
+// canonical form and both compatibility rule sets. Input: "<code object>\n<target>";
+// the same bytes also go to the AMDGPU code object header reader.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "compat/code_object.h"
 #include "compat/target_spec.h"
 #include "support/error.h"
 #include "target/bundle_id.h"
@@ -11,6 +13,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
+  if (auto co = ot::compat::amdgpu_code_object(ot::as_bytes(in)); co && !co->target_id.empty())
+    (void)ot::compat::parse_spec(co->target_id);  // a header's target ID always parses
   auto nl = in.find('\n');
   std::string_view a = in.substr(0, nl);
   std::string_view b = nl == std::string_view::npos ? a : in.substr(nl + 1);
