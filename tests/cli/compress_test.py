@@ -349,13 +349,15 @@ def test_bad_input(root):
 
     h = bytearray(good)
     h[16] ^= 1
-    bad('hash', bytes(h), ['-d'],
+    bad('hash', bytes(h), ['-d', '--hash', 'check'],
         'hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed bundle\'s 0x2bcafb899a29dc94, at offset 0x10\n')
     expect('bad hash: --hash warn writes it', d, ['-d', '--hash', 'warn', 'hash', '-o', 'w'], 0, '',
            'offloadtool compress: warning: hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed '
            'bundle\'s 0x2bcafb899a29dc94, at offset 0x10\n')
     check('bad hash: warn output', read(d.p('w')) == golden('19-hip2.bc'))
     expect('bad hash: --hash skip', d, ['-d', '--hash', 'skip', 'hash', '-o', 'w2'], 0, '', '')
+    expect('bad hash: not checked by default, as LLVM', d, ['-d', 'hash', '-o', 'w3'], 0, '', '')
+    check('bad hash: default output', read(d.p('w3')) == golden('19-hip2.bc'))
     expect('bad hash: verify fails', d, ['--verify', 'hash'], 1, '',
            E + 'hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed bundle\'s 0x2bcafb899a29dc94, '
            'at offset 0x10\n')
