@@ -21,32 +21,14 @@ import subprocess
 import sys
 import tempfile
 
-OT = os.environ.get('OFFLOADTOOL')
-SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
-GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
-LLVM = '/usr/lib/llvm-19/bin/clang-offload-bundler'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import native_cases  # noqa: E402
+from native_cases import OT, check, golden  # noqa: E402
+
+LLVM = native_cases.LLVM_BIN + '/clang-offload-bundler'
 E = 'offloadtool compress: error: '
 HOST = 'host-x86_64-unknown-linux-gnu'
 GPUS = ['hipv4-amdgcn-amd-amdhsa--gfx906', 'hipv4-amdgcn-amd-amdhsa--gfx908', 'hipv4-amdgcn-amd-amdhsa--gfx90a']
-
-passed = failed = 0
-
-
-def check(name, ok, detail=''):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print('FAIL', name)
-        if detail:
-            print('    ' + str(detail)[:2000])
-
-
-def golden(name):
-    with open(os.path.join(GOLDEN, name), 'rb') as f:
-        return f.read()
-
 
 def read(path):
     with open(path, 'rb') as f:
@@ -58,12 +40,14 @@ def write(path, data):
         f.write(data)
 
 
-class Dir:
+class Dir(native_cases.Case):
+    """A fresh folder for `offloadtool compress` runs, filled as the case goes."""
+
     def __init__(self, root):
-        self.dir = tempfile.mkdtemp(dir=root)
+        super().__init__(root, 'compress', {})
 
     def p(self, name):
-        return os.path.join(self.dir, name)
+        return self.path(name)
 
     def put(self, name, data):
         write(self.p(name), data)
@@ -71,10 +55,6 @@ class Dir:
 
     def names(self):
         return sorted(os.listdir(self.dir))
-
-    def run(self, *args):
-        r = subprocess.run([OT, 'compress'] + list(args), cwd=self.dir, capture_output=True)
-        return r.returncode, r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
 
     def llvm(self, *args):
         r = subprocess.run([LLVM] + list(args), cwd=self.dir, capture_output=True)
@@ -421,8 +401,7 @@ def main():
             t(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return native_cases.summary()
 
 
 if __name__ == '__main__':
