@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "support/edit_distance.h"
+#include "support/words.h"
 #include "target/target_id.h"
 
 namespace ot::target {
@@ -81,16 +82,6 @@ constexpr ProcessorInfo kProcessors[] = {
     {"gfx11-generic", "", false, false, "", 0, 0x54},
     {"gfx12-generic", "", false, false, "", 0, 0x59},
 };
-
-bool has_word(std::string_view list, std::string_view word) {
-  while (!list.empty()) {
-    auto sp = list.find(' ');
-    if (list.substr(0, sp) == word) return true;
-    if (sp == std::string_view::npos) break;
-    list.remove_prefix(sp + 1);
-  }
-  return false;
-}
 
 // The NVPTX real architectures of LLVM 19's offload-arch table.
 constexpr std::string_view kLlvm19Sm[] = {"sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50",

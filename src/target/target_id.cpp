@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "support/words.h"
+
 namespace ot::target {
 namespace {
 
@@ -72,16 +74,6 @@ constexpr AmdgpuProcessor kAmdgpu[] = {
     {"gfx11-generic", "", false, false},
     {"gfx12-generic", "", false, false},
 };
-
-bool has_word(std::string_view list, std::string_view word) {
-  while (!list.empty()) {
-    auto sp = list.find(' ');
-    if (list.substr(0, sp) == word) return true;
-    if (sp == std::string_view::npos) break;
-    list.remove_prefix(sp + 1);
-  }
-  return false;
-}
 
 }  // namespace
 
