@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "../bundle_builder.h"
 #include "../test_files.h"
 #include "compress/ccob.h"
 #include "formats/bundle_binary.h"
@@ -48,17 +49,8 @@ std::vector<std::byte> noise(std::size_t n, std::uint64_t seed) {
 // A binary bundle of `payloads` (aligned to 4096, as clang's HIP bundles).
 std::vector<std::byte> make_bundle(const std::vector<std::vector<std::byte>>& payloads) {
   std::vector<std::string> ids;
-  std::vector<std::uint64_t> sizes;
-  for (std::size_t i = 0; i < payloads.size(); ++i) {
-    ids.push_back("hipv4-amdgcn-amd-amdhsa--gfx90" + std::to_string(i));
-    sizes.push_back(payloads[i].size());
-  }
-  auto layout = formats::layout_binary_bundle(ids, sizes, 4096);
-  std::vector<std::byte> out(layout.total_size);
-  std::copy(layout.header.begin(), layout.header.end(), out.begin());
-  for (std::size_t i = 0; i < payloads.size(); ++i)
-    std::copy(payloads[i].begin(), payloads[i].end(), out.begin() + static_cast<std::ptrdiff_t>(layout.offsets[i]));
-  return out;
+  for (std::size_t i = 0; i < payloads.size(); ++i) ids.push_back("hipv4-amdgcn-amd-amdhsa--gfx90" + std::to_string(i));
+  return test::assemble_binary(ids, payloads, 4096);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "../bundle_builder.h"
 #include "../test_files.h"
 #include "compress/codec.h"
 #include "formats/bundle_binary.h"
@@ -12,23 +13,8 @@
 #include "support/md5.h"
 
 using namespace ot;
+using ot::test::assemble_binary;
 using ot::test::golden;
-
-namespace {
-
-std::vector<std::byte> assemble_binary(const std::vector<std::string>& ids, const std::vector<std::vector<std::byte>>& payloads,
-                                       std::uint64_t align) {
-  std::vector<std::uint64_t> sizes;
-  for (const auto& p : payloads) sizes.push_back(p.size());
-  auto layout = formats::layout_binary_bundle(ids, sizes, align);
-  std::vector<std::byte> out(layout.total_size);
-  std::copy(layout.header.begin(), layout.header.end(), out.begin());
-  for (std::size_t i = 0; i < payloads.size(); ++i)
-    std::copy(payloads[i].begin(), payloads[i].end(), out.begin() + static_cast<std::ptrdiff_t>(layout.offsets[i]));
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("binary bundle layout equals LLVM 19's bytes") {
   auto t1 = golden("tgt1"), t2 = golden("tgt2"), host = golden("host.i");
