@@ -21,18 +21,6 @@ bool is_valid_type(std::string_view t) {
   return formats::text_comment_for_type(t) || t == "bc" || t == "gch" || t == "ast" || t == "o" || t == "a";
 }
 
-// Runs `f`; an ot::Error it throws gets `base` added to its offset (the
-// readers count from the start of the bytes they were given).
-template <typename F>
-auto rebased(std::uint64_t base, F&& f) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    if (!e.offset() || base == 0) throw;
-    throw Error({e.file(), *e.offset() + base}, e.message());
-  }
-}
-
 // The bundle at `base` of `in`, `size` bytes, decompressed if it is a CCOB
 // (then a file of its own, else `in` itself).
 std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std::shared_ptr<InputFile>& in,
@@ -52,7 +40,7 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
   if (version >= 2 && data.size() < formats::ccob_header_size(version))
     fail_llvm("{}: Compressed bundle header size too small", failed);
   if (method > 1) fail_llvm("{}: Unknown compressing method", failed);
-  const formats::CcobHeader h = rebased(base, [&] { return formats::read_ccob_header(data, display); });
+  const formats::CcobHeader h = rebase_errors(base, [&] { return formats::read_ccob_header(data, display); });
   Bytes payload = formats::ccob_payload(data, h);
   std::vector<std::byte> plain;
   std::shared_ptr<InputFile> spilled;
@@ -155,7 +143,7 @@ OpenedBundle open_bundle(const Config& config, const std::shared_ptr<InputFile>&
   b.size = b.decompressed() ? b.file->size() : size;
   Bytes data = b.bytes();
   b.handler = handler_for(config.type, data);
-  rebased(b.base, [&] {
+  rebase_errors(b.base, [&] {
     switch (b.handler) {
       case Handler::Text:
         b.entries = formats::read_text_bundle(data, *formats::text_comment_for_type(config.type), display);

@@ -26,17 +26,6 @@ std::string code_object_of(Bytes payload) {
   return t->target_id.empty() ? fmt::format("unknown processor (EF_AMDGPU_MACH 0x{:x})", t->mach) : t->target_id;
 }
 
-// Readers count offsets from the start of the bytes they were given; errors
-// report them from the start of the file (or member).
-template <typename F>
-auto rebased(std::uint64_t base, F&& f) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    if (base == 0) throw;
-    throw Error({e.file(), e.offset() ? std::optional(*e.offset() + base) : std::nullopt}, e.message());
-  }
-}
 
 class Walker {
  public:
@@ -67,7 +56,7 @@ class Walker {
   bool blob(Bytes data, std::uint64_t base, const std::string& file, const std::string& where) {
     std::vector<formats::BundleSpan> spans;
     try {
-      spans = rebased(base, [&] { return formats::split_bundles(data, file); });
+      spans = rebase_errors(base, [&] { return formats::split_bundles(data, file); });
     } catch (const Error& e) {
       // The splitter reads every header, and the binary bundle reader refuses
       // one that stores an ID twice. When that is the first bundle, report it
@@ -97,7 +86,7 @@ class Walker {
     FoundContainer c{name, {}, {}};
     std::vector<formats::BundleEntry> entries;
     try {
-      entries = rebased(base, [&] { return formats::read_binary_bundle(data, file); });
+      entries = rebase_errors(base, [&] { return formats::read_binary_bundle(data, file); });
     } catch (const Error& e) {
       // The reader refuses a bundle storing one ID twice; that is a composition
       // fault `verify` reports, not a reason to stop reading the file.
@@ -115,8 +104,8 @@ class Walker {
   }
 
   void ccob(Bytes data, std::uint64_t base, const std::string& file, const std::string& name) {
-    formats::CcobHeader h = rebased(base, [&] { return formats::read_ccob_header(data, file); });
-    Bytes payload = rebased(base, [&] { return formats::ccob_payload(data, h); });
+    formats::CcobHeader h = rebase_errors(base, [&] { return formats::read_ccob_header(data, file); });
+    Bytes payload = rebase_errors(base, [&] { return formats::ccob_payload(data, h); });
     std::vector<std::byte> plain;
     try {
       plain = compress::decompress(h.method, payload, h.uncompressed_size);

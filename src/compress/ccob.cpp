@@ -238,12 +238,7 @@ std::optional<StreamInfo> stream_info(Method method, Bytes compressed) {
 DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash,
                         const std::function<void(std::uint64_t)>& consumed) {
   DecodedCcob d;
-  try {
-    d.header = formats::read_ccob_header(data, file);
-  } catch (const Error& e) {
-    // The header reader counts from the start of the CCOB it was given.
-    throw Error({e.file(), e.offset() ? std::optional(*e.offset() + base) : std::nullopt}, e.message());
-  }
+  d.header = rebase_errors(base, [&] { return formats::read_ccob_header(data, file); });
   Bytes payload = formats::ccob_payload(data, d.header);
   d.compressed_size = payload.size();
   std::optional<Md5Pipeline> md5;

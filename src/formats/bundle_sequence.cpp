@@ -31,12 +31,9 @@ std::vector<BundleSpan> split_bundles(Bytes blob, const std::string& file) {
               spans.back().offset + spans.back().size);
     }
     BundleSpan s{pos, 0, compressed};
-    try {
-      s.size = binary ? binary_bundle_extent(rest, file) : read_ccob_header(rest, file).total_size.value_or(rest.size());
-    } catch (const Error& e) {
-      // The readers count offsets from the start of the bundle they were given.
-      throw Error({e.file(), e.offset() ? std::optional(*e.offset() + pos) : std::nullopt}, e.message());
-    }
+    s.size = rebase_errors(pos, [&] {
+      return binary ? binary_bundle_extent(rest, file) : read_ccob_header(rest, file).total_size.value_or(rest.size());
+    });
     spans.push_back(s);
     auto next = std::find_if(rest.begin() + static_cast<std::ptrdiff_t>(s.size), rest.end(),
                              [](std::byte b) { return b != std::byte{0}; });

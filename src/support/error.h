@@ -55,6 +55,19 @@ template <typename... Args>
   throw LlvmError(fmt::format(f, std::forward<Args>(args)...));
 }
 
+// Runs `f`, a reader of bytes that start `base` bytes into their file: an
+// ot::Error it throws gets `base` added to its offset, so that it points into
+// the file (readers count from the start of the bytes they were given).
+template <typename F>
+auto rebase_errors(std::uint64_t base, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (base == 0 || !e.offset()) throw;
+    throw Error({e.file(), *e.offset() + base}, e.message());
+  }
+}
+
 // strerror(errno_value) as LLVM's std::error_code::message() spells it.
 std::string errno_text(int errno_value);
 
