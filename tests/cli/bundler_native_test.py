@@ -10,7 +10,6 @@ Prints "N passed, M failed"; exits 1 on failure.
 """
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -130,22 +129,17 @@ def archive_cases(root, tmp, dev):
           got[2].startswith('offloadtool list: error: lib.a: ') and got[2].count('\n') == 1, got)
 
 
+def run_cases(root):
+    dev = {'d%d' % i: (b'device image %d ' % i) * (100 + 37 * i) for i in range(1, 6)}
+    tmp = os.path.join(root, 'llvm')
+    os.makedirs(tmp)
+    bundle_cases(root, tmp, dev)
+    concatenated_cases(root, tmp, dev)
+    archive_cases(root, tmp, dev)
+
+
 def main():
-    if not OT:
-        print('OFFLOADTOOL not set')
-        print('0 passed, 1 failed')
-        return 1
-    root = tempfile.mkdtemp(prefix='bundler-native-')
-    try:
-        dev = {'d%d' % i: (b'device image %d ' % i) * (100 + 37 * i) for i in range(1, 6)}
-        tmp = os.path.join(root, 'llvm')
-        os.makedirs(tmp)
-        bundle_cases(root, tmp, dev)
-        concatenated_cases(root, tmp, dev)
-        archive_cases(root, tmp, dev)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return native_cases.summary()
+    return native_cases.run_suite('bundler-native', run_cases, needs=[LLVM_BUNDLER, native_cases.LLVM_BIN + '/llvm-ar'])
 
 
 if __name__ == '__main__':

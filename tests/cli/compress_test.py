@@ -19,7 +19,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import native_cases  # noqa: E402
@@ -387,21 +386,14 @@ def test_bad_input(root):
     shutil.rmtree(d.dir)
 
 
+def run_cases(root):
+    for t in (test_llvm_identity, test_llvm_reads, test_threads, test_info, test_concatenated, test_bad_input,
+              test_auto_window):
+        t(root)
+
+
 def main():
-    if not OT:
-        print('OFFLOADTOOL is not set')
-        return 1
-    if not os.access(LLVM, os.X_OK):
-        print('missing %s (apt-get install clang-tools-19)' % LLVM)
-        return 1
-    root = tempfile.mkdtemp(prefix='compress-test-')
-    try:
-        for t in (test_llvm_identity, test_llvm_reads, test_threads, test_info, test_concatenated, test_bad_input,
-                  test_auto_window):
-            t(root)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return native_cases.summary()
+    return native_cases.run_suite('compress-test', run_cases, needs=[LLVM])
 
 
 if __name__ == '__main__':

@@ -9,7 +9,6 @@ Prints "N passed, M failed"; exits 1 on failure.
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -28,16 +27,7 @@ def Case(root, files):
 
 
 def main():
-    if not OT:
-        print('OFFLOADTOOL not set')
-        print('0 passed, 1 failed')
-        return 1
-    root = tempfile.mkdtemp(prefix='package-native-')
-    try:
-        run_cases(root)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return native_cases.summary()
+    return native_cases.run_suite('package-native', run_cases)
 
 
 def run_cases(root):

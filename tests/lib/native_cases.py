@@ -6,6 +6,7 @@ Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder
 """
 
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -37,6 +38,24 @@ def summary():
     """Prints "N passed, M failed"; the exit code for the test."""
     print('%d passed, %d failed' % (passed, failed))
     return 1 if failed else 0
+
+
+def run_suite(name, body, needs=()):
+    """Runs `body(root)` in a fresh temporary folder (removed afterwards) and
+    returns the test's exit code. Fails, never skips, when OFFLOADTOOL is unset
+    or a tool in `needs` is missing."""
+    missing = [] if OT else ['OFFLOADTOOL (the offloadtool binary)']
+    missing += [t for t in needs if not os.access(t, os.X_OK)]
+    if missing:
+        print('missing: %s' % ', '.join(missing))
+        print('0 passed, 1 failed')
+        return 1
+    root = tempfile.mkdtemp(prefix=name + '-')
+    try:
+        body(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return summary()
 
 
 class Case:
