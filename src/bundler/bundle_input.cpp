@@ -55,16 +55,31 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
     } else {
       // A large bundle is decompressed into an unlinked file beside the outputs
       // and mapped: memory stays flat, payloads still leave by copy_file_range.
+      // The decoder writes into the file's mapping and uses it as its window,
+      // so pages behind it can leave memory too (LLVM's frames have a 128 MiB
+      // window): 4 MiB kept behind, as the compressor does.
       OutputFile scratch = OutputFile::scratch(config.outputs.empty() ? "" : config.outputs[0]);
-      compress::decompress_stream(
-          h.method, payload, h.uncompressed_size,
-          [&](Bytes b) {
-            hash(b);
-            scratch.write(b);
-          },
-          [&](std::uint64_t n) {
-            in->release(base + h.header_size, n);  // the compressed bytes read so far leave memory
-          });
+      auto release_input = [&](std::uint64_t n) { in->release(base + h.header_size, n); };
+      if (std::unique_ptr<WritableRegion> region = scratch.map_for_writing(h.uncompressed_size)) {
+        constexpr std::uint64_t kKeep = 4u << 20;
+        std::uint64_t hashed = 0;
+        compress::decompress_into(
+            h.method, payload, region->bytes(),
+            [&](std::uint64_t done) {
+              hash(Bytes(region->bytes().subspan(hashed, done - hashed)));
+              hashed = done;
+              if (done > kKeep) region->release(0, done - kKeep);
+            },
+            release_input);
+      } else {  // a file system that cannot allocate ahead: through the decoder's own window
+        compress::decompress_stream(
+            h.method, payload, h.uncompressed_size,
+            [&](Bytes b) {
+              hash(b);
+              scratch.write(b);
+            },
+            release_input);
+      }
       spilled = scratch.map(display);
     }
   } catch (const Error& e) {

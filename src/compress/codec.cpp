@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -235,6 +236,47 @@ void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink&
   }
   if (produced != size)
     fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, produced);
+}
+
+void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
+                     const std::function<void(std::uint64_t)>& produced,
+                     const std::function<void(std::uint64_t)>& consumed) {
+  const std::uint64_t size = dst.size();
+  if (method == Method::Zlib) {  // inflate's window is 32 KiB: stream through its buffer
+    std::uint64_t at = 0;
+    decompress_stream(
+        method, src, size,
+        [&](Bytes b) {
+          std::memcpy(dst.data() + at, b.data(), b.size());
+          at += b.size();
+          if (produced) produced(at);
+        },
+        consumed);
+    return;
+  }
+  if (size > max_decompressed_size(method, src.size()))
+    fail("", "declared uncompressed size 0x{:x} is more than 0x{:x} compressed bytes can hold", size, src.size());
+  std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dc(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (!dc) throw std::bad_alloc();
+  ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_windowLogMax, window_log_limit(size));  // as decompress_stream
+  ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_stableOutBuffer, 1);
+  ZSTD_outBuffer out{dst.data(), dst.size(), 0};
+  std::size_t in_pos = 0, rc = 1;
+  while (rc != 0) {
+    // Input in steps, so that progress is reported (and memory released) as it goes.
+    ZSTD_inBuffer in{src.data(), std::min<std::size_t>(src.size(), in_pos + kChunk), in_pos};
+    const std::size_t out_before = out.pos;
+    rc = ZSTD_decompressStream(dc.get(), &out, &in);
+    if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
+    const bool progress = in.pos != in_pos || out.pos != out_before;
+    in_pos = in.pos;
+    if (produced) produced(out.pos);
+    if (consumed) consumed(in_pos);
+    if (rc != 0 && !progress) fail("", "Src size is incorrect");  // truncated frame
+  }
+  if (in_pos != src.size()) fail("", "Src size is incorrect");  // data after the frame
+  if (out.pos != size)
+    fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, out.pos);
 }
 
 std::vector<std::byte> compress_all(const Params& params, Bytes data) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,15 @@ std::vector<std::byte> decompress(Method method, Bytes src, std::uint64_t size);
 // `consumed(n)` reports that the first n bytes of `src` are no longer needed.
 void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink& sink,
                        const std::function<void(std::uint64_t)>& consumed = {});
+
+// The same into `dst` (exactly the declared size), which the decoder also uses
+// as its window (zstd: ZSTD_d_stableOutBuffer): no window buffer of its own, so
+// with `dst` a file mapping the caller may drop pages behind from memory (they
+// are read back from the file when the decoder refers to them).
+// `produced(n)`: the first n bytes of `dst` are final.
+void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
+                     const std::function<void(std::uint64_t)>& produced,
+                     const std::function<void(std::uint64_t)>& consumed = {});
 
 // The largest output `compressed_size` bytes of this method can decode to.
 std::uint64_t max_decompressed_size(Method method, std::uint64_t compressed_size);

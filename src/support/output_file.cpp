@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -142,6 +143,28 @@ std::shared_ptr<InputFile> OutputFile::map(std::string name) {
   int fd = ::dup(fd_);
   if (fd < 0) fail_io(errno);
   return InputFile::from_fd(std::move(name), fd);
+}
+
+WritableRegion::~WritableRegion() {
+  if (size_) munmap(data_, size_);
+}
+
+void WritableRegion::release(std::uint64_t off, std::uint64_t len) const {
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  std::uint64_t begin = align_to(off, page), end = std::min(off + len, size_) / page * page;
+  if (end > begin) madvise(data_ + begin, end - begin, MADV_DONTNEED);
+}
+
+std::unique_ptr<WritableRegion> OutputFile::map_for_writing(std::uint64_t size) {
+  if (!seekable_) throw std::logic_error("OutputFile::map_for_writing on a stream");
+  flush();
+  if (size == 0) return nullptr;
+  int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(size));
+  if (rc == EOPNOTSUPP || rc == EINVAL) return nullptr;
+  if (rc != 0) fail_io(rc);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) fail_io(errno);
+  return std::make_unique<WritableRegion>(static_cast<std::byte*>(p), size);
 }
 
 void OutputFile::flush() {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,23 @@
 namespace ot {
 
 class InputFile;
+
+// A writable shared mapping of a file (see OutputFile::map_for_writing).
+class WritableRegion {
+ public:
+  WritableRegion(std::byte* data, std::uint64_t size) : data_(data), size_(size) {}
+  WritableRegion(const WritableRegion&) = delete;
+  WritableRegion& operator=(const WritableRegion&) = delete;
+  ~WritableRegion();
+  std::span<std::byte> bytes() const { return {data_, size_}; }
+  // Drop the pages in [off, off+len) from memory; what was written stays in
+  // the file, and reading it again brings it back.
+  void release(std::uint64_t off, std::uint64_t len) const;
+
+ private:
+  std::byte* data_;
+  std::uint64_t size_;
+};
 
 class OutputFile {
  public:
@@ -49,6 +67,10 @@ class OutputFile {
   // The file as written so far (flushed), mapped read-only and shown as `name`
   // in errors; the mapping sees later writes to the pages it covers.
   std::shared_ptr<InputFile> map(std::string name);
+  // The file sized to `size` bytes, its blocks allocated (so that writing
+  // through the mapping cannot fail for want of space), mapped shared and
+  // writable. Empty when the file system cannot allocate ahead.
+  std::unique_ptr<WritableRegion> map_for_writing(std::uint64_t size);
 
   // Flush, fsync-free close, rename over the destination. Throws on failure.
   void commit();

@@ -79,3 +79,44 @@ TEST_CASE("the window a stable-input caller must keep, and writes that do not co
   Compressor zlib(p, 1000, [](Bytes) {}, Compressor::Input::Stable);
   CHECK(zlib.window_size() == 32768);
 }
+
+TEST_CASE("decompress_into gives decompress's bytes and errors, using the destination as its window") {
+  const std::vector<std::byte> data = test_data(96);
+  for (bool zstd : {true, false}) {
+    compress::Params p;
+    p.method = zstd ? compress::Method::Zstd : compress::Method::Zlib;
+    p.level = zstd ? 1 : 6;  // zstd level 1: a 512 KiB window, far shorter than the data
+    const std::vector<std::byte> packed = compress::compress_all(p, data);
+    std::vector<std::byte> out(data.size());
+    std::uint64_t last = 0, consumed = 0;
+    compress::decompress_into(
+        p.method, packed, out,
+        [&](std::uint64_t n) {
+          CHECK(n >= last);
+          last = n;
+        },
+        [&](std::uint64_t n) { consumed = n; });
+    CHECK(out == data);
+    CHECK(last == data.size());
+    CHECK(consumed == packed.size());
+    if (!zstd) continue;
+    // The same failures as decompress (LLVM's texts).
+    auto fails = [&](Bytes src, std::uint64_t size) -> std::string {
+      std::vector<std::byte> dst(size);
+      try {
+        compress::decompress_into(p.method, src, dst, {});
+      } catch (const Error& e) {
+        return e.message();
+      }
+      return "";
+    };
+    CHECK(fails(Bytes(packed).first(packed.size() - 100), data.size()) == "Src size is incorrect");
+    std::vector<std::byte> trailing = packed;
+    trailing.push_back(std::byte{0});
+    CHECK(fails(trailing, data.size()) != "");
+    CHECK(fails(packed, data.size() - 1) != "");
+    CHECK(fails(packed, data.size() + 1) ==
+          fmt::format("declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", data.size() + 1,
+                      data.size()));
+  }
+}
