@@ -60,7 +60,12 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
       // window): 4 MiB kept behind, as the compressor does.
       OutputFile scratch = OutputFile::scratch(config.outputs.empty() ? "" : config.outputs[0]);
       auto release_input = [&](std::uint64_t n) { in->release(base + h.header_size, n); };
-      if (std::unique_ptr<WritableRegion> region = scratch.map_for_writing(h.uncompressed_size)) {
+      // (A declared size the data cannot hold gets its error from the decoder
+      // before anything is allocated.)
+      std::unique_ptr<WritableRegion> region;
+      if (h.uncompressed_size <= compress::max_decompressed_size(h.method, payload.size()))
+        region = scratch.map_for_writing(h.uncompressed_size);
+      if (region) {
         constexpr std::uint64_t kKeep = 4u << 20;
         std::uint64_t hashed = 0;
         compress::decompress_into(
@@ -71,7 +76,7 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
               if (done > kKeep) region->release(0, done - kKeep);
             },
             release_input);
-      } else {  // a file system that cannot allocate ahead: through the decoder's own window
+      } else {  // an implausible size, or a file system that cannot allocate ahead
         compress::decompress_stream(
             h.method, payload, h.uncompressed_size,
             [&](Bytes b) {
