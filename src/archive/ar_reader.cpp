@@ -41,13 +41,17 @@ bool is_index(std::string_view raw_name) {
 bool is_archive(Bytes data) { return starts_with(data, kMagic); }
 bool is_thin_archive(Bytes data) { return starts_with(data, kThinMagic); }
 
-std::vector<Member> read_members(Bytes data, const std::string& file) {
-  if (is_thin_archive(data)) fail(file, "thin archives are not supported (their members live in other files)");
-  if (!is_archive(data)) fail_at({file, 0}, "not an archive (no \"!<arch>\\n\" magic)");
+MemberReader::MemberReader(Bytes archive, std::string file) : data_(archive), file_(std::move(file)) {
+  if (is_thin_archive(data_)) fail(file_, "thin archives are not supported (their members live in other files)");
+  if (!is_archive(data_)) fail_at({file_, 0}, "not an archive (no \"!<arch>\\n\" magic)");
+  off_ = kMagic.size();
+}
 
-  std::vector<Member> out;
-  std::string_view names;  // the GNU "//" member
-  for (std::uint64_t off = kMagic.size(); off < data.size();) {
+std::optional<Member> MemberReader::next() {
+  const Bytes data = data_;
+  const std::string& file = file_;
+  while (off_ < data.size()) {
+    const std::uint64_t off = off_;
     // A lone '\n' pads the last member to an even size.
     if (data.size() - off == 1 && static_cast<char>(data[off]) == '\n') break;
     if (data.size() - off < kHeaderSize)
@@ -66,10 +70,10 @@ std::vector<Member> read_members(Bytes data, const std::string& file) {
     m.header_offset = off;
     m.offset = data_off;
     m.data = data.subspan(data_off, *size);
-    off = data_off + *size + (*size % 2);
+    off_ = data_off + *size + (*size % 2);
 
     if (rtrim(raw_name, ' ') == "//") {
-      names = as_chars(m.data);
+      names_ = as_chars(m.data);
       continue;
     }
     if (is_index(raw_name)) continue;
@@ -82,10 +86,10 @@ std::vector<Member> read_members(Bytes data, const std::string& file) {
       m.offset += *len;
     } else if (raw_name.size() > 1 && raw_name[0] == '/' && raw_name[1] >= '0' && raw_name[1] <= '9') {
       const auto at = decimal(raw_name.substr(1));
-      if (!at || *at >= names.size())
+      if (!at || *at >= names_.size())
         fail_at({file, m.header_offset}, "archive member long-name offset '{}' is outside the name table (0x{:x} bytes)",
-                rtrim(raw_name.substr(1), ' '), names.size());
-      std::string_view name = names.substr(*at);
+                rtrim(raw_name.substr(1), ' '), names_.size());
+      std::string_view name = names_.substr(*at);
       const std::size_t end = name.find('\n');
       if (end == std::string_view::npos || end == 0 || name[end - 1] != '/')
         fail_at({file, m.header_offset}, "archive member long name at 0x{:x} of the name table is not terminated by \"/\\n\"", *at);
@@ -95,8 +99,16 @@ std::vector<Member> read_members(Bytes data, const std::string& file) {
       if (name.ends_with('/')) name.remove_suffix(1);
       m.name = std::string(name);
     }
-    out.push_back(std::move(m));
+    return m;
   }
+  off_ = data.size();
+  return std::nullopt;
+}
+
+std::vector<Member> read_members(Bytes data, const std::string& file) {
+  MemberReader reader(data, file);
+  std::vector<Member> out;
+  while (auto m = reader.next()) out.push_back(std::move(*m));
   return out;
 }
 

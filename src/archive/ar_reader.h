@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,21 @@ struct Member {
 // header, size and name is bounds-checked; errors name `file` and the offset
 // of the member header. Thin archives are rejected.
 std::vector<Member> read_members(Bytes archive, const std::string& file);
+
+// The same one member at a time, for scans that let go of what they passed
+// (read_members collects these). The magic is checked at construction; a
+// damaged header fails when next() reaches it.
+class MemberReader {
+ public:
+  MemberReader(Bytes archive, std::string file);
+  // The next regular member, or nullopt at the end of the archive.
+  std::optional<Member> next();
+
+ private:
+  Bytes data_;
+  std::string file_;
+  std::uint64_t off_ = 0;
+  std::string_view names_;  // the GNU "//" member, once seen
+};
 
 }  // namespace ot::archive

@@ -13,6 +13,8 @@ namespace {
 constexpr std::string_view kMagic = "!<arch>\n";
 constexpr std::uint64_t kHeaderSize = 60;
 constexpr std::uint64_t kMaxMemberSize = 9999999999;  // ten decimal digits
+constexpr std::uint64_t kBatchBytes = 1u << 20;
+constexpr std::uint64_t kKernelCopyBytes = 1u << 20;
 
 // name(16) mtime(12) uid(6) gid(6) mode(8) size(10) "`\n"
 std::string member_header(std::string_view name_field, std::string_view mode, std::uint64_t size) {
@@ -58,7 +60,7 @@ std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> memb
     }
     l.header = member_header(field, "644", l.size);
     if (options.symbol_table) {
-      l.symbols = archive_symbols(m.data, m.name);
+      l.symbols = m.symbols ? *m.symbols : archive_symbols(m.data, m.name);
       for (const std::string& s : l.symbols) symbol_names.append(s).push_back('\0');
       num_symbols += l.symbols.size();
     }
@@ -102,19 +104,35 @@ std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> memb
     if (symbol_names.size() % 2 != 0) symtab.push_back('\0');
   }
 
+  // Headers and payloads go to the kernel together (writev) in batches of
+  // about kBatchBytes, not one by one through the output's buffer; after each
+  // batch the caller hears how many members are out (options.written), so that
+  // it can let go of their pages. Payloads of a source file from
+  // kKernelCopyBytes up are copied by the kernel instead (copy_file_range).
   const std::uint64_t start = out.written();
-  out.write(kMagic);
-  out.write(symtab);
-  out.write(name_table);
+  std::vector<Bytes> pieces{as_bytes(kMagic), as_bytes(symtab), as_bytes(name_table)};
+  std::uint64_t batch = 0;
+  auto write_batch = [&](std::size_t done) {
+    out.write_gather(pieces);
+    pieces.clear();
+    batch = 0;
+    if (options.written) options.written(done);
+  };
   for (std::size_t i = 0; i < members.size(); ++i) {
     const NewMember& m = members[i];
-    out.write(layout[i].header);
-    if (m.source && !m.data.empty())
+    pieces.push_back(as_bytes(layout[i].header));
+    if (m.source && m.data.size() >= kKernelCopyBytes) {
+      out.write_gather(pieces);
+      pieces.clear();
       out.copy_from(*m.source, static_cast<std::uint64_t>(m.data.data() - m.source->bytes().data()), m.data.size());
-    else
-      out.write(m.data);
-    if (layout[i].padding) out.write("\n");
+    } else {
+      pieces.push_back(m.data);
+      batch += m.data.size();
+    }
+    if (layout[i].padding) pieces.push_back(as_bytes(std::string_view("\n")));
+    if (batch >= kBatchBytes) write_batch(i + 1);
   }
+  write_batch(members.size());
   return out.written() - start;
 }
 

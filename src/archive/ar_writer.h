@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "support/bytes.h"
 
@@ -22,7 +24,11 @@ namespace ot::archive {
 struct NewMember {
   std::string name;                   // stored verbatim (a path stays a path)
   Bytes data;                         // the contents
-  const InputFile* source = nullptr;  // when set, `data` lies inside source->bytes() and is copied from there
+  // When set, `data` lies inside source->bytes(), and from 1 MiB up it is
+  // copied by the kernel without passing through this process.
+  const InputFile* source = nullptr;
+  // When set, archive_symbols(data, name) worked out beforehand.
+  const std::vector<std::string>* symbols = nullptr;
 };
 
 struct WriteOptions {
@@ -31,6 +37,9 @@ struct WriteOptions {
   // reads the same value from the SYM64_THRESHOLD environment variable (for
   // tests); callers that want that behaviour pass it here.
   std::uint64_t sym64_threshold = std::uint64_t{1} << 32;
+  // Called as the members go out: with n, the first n members are written
+  // and their data is not read again.
+  std::function<void(std::size_t n)> written = nullptr;
 };
 
 // Appends the archive to `out`; returns the number of bytes written.

@@ -5,17 +5,22 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
+#include <unordered_map>
 
 #include "archive/ar_reader.h"
 #include "archive/ar_writer.h"
+#include "archive/member_symbols.h"
 #include "bundler/bundle_input.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "support/parallel.h"
 #include "target/target_id.h"
 
 namespace ot::bundler {
@@ -45,17 +50,25 @@ std::string_view path_extension(std::string_view path) {
   return dot == std::string_view::npos ? std::string_view{} : name.substr(dot);
 }
 
-std::string device_member_name(std::string_view member_name, std::string_view bundle_id) {
-  const std::string_view stem = path_stem(member_name);
-  std::string_view ext = path_extension(member_name);
+std::string_view device_extension(std::string_view bundle_id) {
   const std::string target_id = BundleId(bundle_id).target_id();
-  if (target_id.find("gfx") != std::string::npos)
-    ext = ".bc";
-  else if (target_id.find("sm_") != std::string::npos)
-    ext = ".cubin";
-  std::string name = fmt::format("{}-{}{}{}", stem, bundle_id, stem, ext);
+  if (target_id.find("gfx") != std::string::npos) return ".bc";
+  if (target_id.find("sm_") != std::string::npos) return ".cubin";
+  return {};
+}
+
+std::string device_member_name(std::string_view member_name, std::string_view bundle_id, std::string_view device_ext) {
+  const std::string_view stem = path_stem(member_name);
+  const std::string_view ext = device_ext.empty() ? path_extension(member_name) : device_ext;
+  std::string name;
+  name.reserve(2 * stem.size() + bundle_id.size() + ext.size() + 1);
+  name.append(stem).append("-").append(bundle_id).append(stem).append(ext);
   std::replace(name.begin(), name.end(), ':', '_');
   return name;
+}
+
+std::string device_member_name(std::string_view member_name, std::string_view bundle_id) {
+  return device_member_name(member_name, bundle_id, device_extension(bundle_id));
 }
 
 std::string safe_file_name(std::string_view name) {
@@ -79,6 +92,16 @@ std::string unique_file_name(const std::string& name, std::set<std::string>& tak
 }
 
 namespace {
+
+// The archive is read through its mapping, and memory stays within a budget
+// however large it is: an archive of up to kKeepMapped stays mapped until the
+// writers are past its pages (so they find them there); of a larger one the
+// header walk and each scan slice let go of the pages behind them as they go.
+// The writers let go of pages once all of them are past. Either way in steps
+// of kReleaseStep.
+constexpr std::uint64_t kKeepMapped = 64u << 20;
+constexpr std::uint64_t kReleaseStep = 8u << 20;
+constexpr std::size_t kSliceMembers = 64, kMaxSlices = 16;
 
 std::string member_display(const std::string& archive, const std::string& member) {
   return fmt::format("{}({})", archive, member);
@@ -120,14 +143,100 @@ class Scratch {
   std::optional<OutputFile> out_;
 };
 
-// Where a new member's bytes are: the archive, or a range of the scratch file.
+// Where a new member's bytes are: the archive, or a range of a scratch file
+// (then `data` is set once the scratch file is mapped).
 struct PendingMember {
   std::string name;
-  Bytes data;                        // when in the archive
-  std::uint64_t scratch_offset = 0;  // else
+  Bytes data;
+  const InputFile* source = nullptr;  // the file `data` lies in, if any
+  std::uint64_t scratch_offset = 0;
   std::uint64_t scratch_size = 0;
   bool in_scratch = false;
+  const std::vector<std::string>* symbols = nullptr;  // worked out while scanning
+  std::uint64_t archive_offset = 0;                   // of the archive member it came from
 };
+
+// Lets go of the pages of `in` before `pos`, kReleaseStep or more at a time;
+// `dropped` is where the last release ended, the new end is returned.
+std::uint64_t release_behind(const InputFile& in, std::uint64_t dropped, std::uint64_t pos) {
+  if (pos < dropped + kReleaseStep) return dropped;
+  in.release(dropped, pos - dropped);
+  return pos;
+}
+
+// What one slice of the archive's members gives each requested target, with
+// the slice's own scratch file and record of what each bundle entry ID means
+// (an archive repeats a few IDs over many members: each is worked out once).
+struct Slice {
+  explicit Slice(std::string near) : scratch(std::move(near)) {}
+  struct IdVerdict {
+    std::vector<std::size_t> compatible;  // indexes of the requested targets
+    std::string_view device_ext;
+  };
+  std::unordered_map<std::string, IdVerdict> verdicts;
+  std::vector<std::vector<PendingMember>> per_target;
+  Scratch scratch;
+  std::shared_ptr<InputFile> rewritten;      // the scratch file, mapped
+  std::deque<std::vector<std::string>> symbol_lists;
+};
+
+void scan_slice(const Config& config, const std::shared_ptr<InputFile>& in, const std::vector<BundleId>& requested,
+                std::span<const archive::Member> members, Slice& slice) {
+  static const std::vector<std::string> kNoSymbols;
+  slice.per_target.resize(requested.size());
+  auto verdict = [&](const std::string& id) -> const Slice::IdVerdict& {
+    auto [it, inserted] = slice.verdicts.try_emplace(id);
+    if (inserted) {
+      const BundleId code_object(id);
+      for (std::size_t i = 0; i < requested.size(); ++i)
+        if (target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible))
+          it->second.compatible.push_back(i);
+      it->second.device_ext = device_extension(id);
+    }
+    return it->second;
+  };
+  const bool keep_mapped = in->size() <= kKeepMapped;
+  std::uint64_t dropped = members.empty() ? 0 : members.front().header_offset;
+  for (const archive::Member& m : members) {
+    OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(in->path(), m.name));
+    for (std::size_t index : b.llvm_order()) {
+      const BundleEntry& e = b.entries[index];
+      const Slice::IdVerdict& v = verdict(e.id);
+      if (v.compatible.empty()) continue;
+      PendingMember pm;
+      pm.name = device_member_name(m.name, e.id, v.device_ext);
+      pm.archive_offset = m.header_offset;
+      if (b.is_host_marker(e) && config.print_commands) {
+        // -###: LLVM prints the llvm-objcopy command it would run on temporary
+        // copies of the member, and the device archive gets an empty member.
+        if (config.err) config.err(objcopy_command(config));
+      } else if (b.is_host_marker(e)) {
+        pm.in_scratch = true;
+        pm.scratch_offset = slice.scratch.out().written();
+        write_stripped_object(b, slice.scratch.out());
+        pm.scratch_size = slice.scratch.out().written() - pm.scratch_offset;
+      } else if (b.decompressed()) {
+        pm.in_scratch = true;
+        pm.scratch_size = e.size;
+        pm.scratch_offset = slice.scratch.add(b.payload(e));
+      } else {
+        pm.data = b.payload(e);
+        pm.source = in.get();
+        // Its archive symbols now, while its pages are here; a damaged object
+        // is left to the writer, which fails where LLVM fails.
+        try {
+          std::vector<std::string> symbols = archive::archive_symbols(pm.data, pm.name);
+          pm.symbols = symbols.empty() ? &kNoSymbols : &slice.symbol_lists.emplace_back(std::move(symbols));
+        } catch (const Error&) {
+        }
+      }
+      for (std::size_t i : v.compatible) slice.per_target[i].push_back(pm);
+    }
+    if (!keep_mapped) dropped = release_behind(*in, dropped, m.header_offset);
+  }
+  if (!keep_mapped && !members.empty())
+    in->release(dropped, members.back().offset + members.back().data.size() - dropped);
+}
 
 std::shared_ptr<InputFile> open_archive(const std::string& path, std::vector<archive::Member>& members) {
   auto in = InputFile::open(path);
@@ -189,8 +298,7 @@ void check_input_archive(const Config& config) {
 void unbundle_archive(const Config& config, const std::vector<BundleId>& targets) {
   if (config.check_input_archive) check_input_archive(config);
   const std::string& path = config.inputs[0];
-  std::vector<archive::Member> members;
-  auto in = open_archive(path, members);
+  auto in = InputFile::open(path);
 
   // As in the non-archive path, LLVM works with the standardised names, parsed again.
   std::vector<std::string> names;
@@ -199,63 +307,70 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
     names.push_back(t.str());
     requested.emplace_back(names.back());
   }
-  std::vector<std::vector<PendingMember>> per_target(targets.size());
-  Scratch scratch(config.outputs.empty() ? std::string() : config.outputs[0]);
-  for (const archive::Member& m : members) {
-    const std::string display = member_display(path, m.name);
-    OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), display);
-    for (std::size_t index : b.llvm_order()) {
-      const BundleEntry& e = b.entries[index];
-      const BundleId code_object(e.id);
-      std::vector<std::size_t> compatible;
-      for (std::size_t i = 0; i < requested.size(); ++i)
-        if (target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible))
-          compatible.push_back(i);
-      if (compatible.empty()) continue;
-      PendingMember pm;
-      pm.name = device_member_name(m.name, e.id);
-      if (b.is_host_marker(e) && config.print_commands) {
-        // -###: LLVM prints the llvm-objcopy command it would run on temporary
-        // copies of the member, and the device archive gets an empty member.
-        if (config.err) config.err(objcopy_command(config));
-      } else if (b.is_host_marker(e)) {
-        pm.in_scratch = true;
-        pm.scratch_offset = scratch.out().written();
-        write_stripped_object(b, scratch.out());
-        pm.scratch_size = scratch.out().written() - pm.scratch_offset;
-      } else if (b.decompressed()) {
-        pm.in_scratch = true;
-        pm.scratch_size = e.size;
-        pm.scratch_offset = scratch.add(b.payload(e));
-      } else {
-        pm.data = b.payload(e);
-      }
-      for (std::size_t i : compatible) per_target[i].push_back(pm);
-    }
-  }
 
+  // The member headers first, then the members in slices scanned side by
+  // side. -verbose and -### print as they go, so then one slice keeps LLVM's order.
+  std::vector<archive::Member> members;
+  {
+    archive::MemberReader reader(in->bytes(), path);
+    const bool keep_mapped = in->size() <= kKeepMapped;
+    std::uint64_t dropped = 0;
+    while (std::optional<archive::Member> m = reader.next()) {
+      members.push_back(std::move(*m));
+      if (!keep_mapped) dropped = release_behind(*in, dropped, members.back().header_offset);
+    }
+    if (!keep_mapped) in->release(dropped, in->size() - dropped);
+  }
+  // Slices do not depend on the machine (run_jobs spreads them over the
+  // processors there are), so every machine takes the same path.
+  const bool in_order = config.verbose || config.print_commands;
+  const std::size_t slices = in_order ? 1 : std::clamp<std::size_t>(members.size() / kSliceMembers, 1, kMaxSlices);
+  std::vector<Slice> scans;
+  for (std::size_t k = 0; k < slices; ++k) scans.emplace_back(config.outputs.empty() ? std::string() : config.outputs[0]);
+  run_jobs(slices, 0, [&](std::size_t k) {
+    const std::size_t first = members.size() * k / slices, last = members.size() * (k + 1) / slices;
+    scan_slice(config, in, requested, std::span(members).subspan(first, last - first), scans[k]);
+  });
+
+  std::vector<std::vector<PendingMember>> per_target(targets.size());
+  for (Slice& scan : scans) {
+    scan.rewritten = scan.scratch.finish(path);
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      for (PendingMember& pm : scan.per_target[i]) {
+        if (pm.in_scratch) {
+          pm.data = scan.rewritten->bytes().subspan(pm.scratch_offset, pm.scratch_size);
+          pm.source = scan.rewritten.get();
+        }
+        per_target[i].push_back(std::move(pm));
+      }
+  }
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (per_target[i].empty() && !config.allow_missing_bundles)
       fail_llvm("no compatible code object found for the target '{}' in heterogeneous archive library: {}", names[i],
                 path);
 
-  std::shared_ptr<InputFile> rewritten = scratch.finish(config.inputs[0]);
+  // One archive per target, written side by side: each is its own file, so
+  // the bytes do not depend on the thread count; most of the time is the
+  // kernel copying payloads into the page cache, which scales with threads.
+  // Archive pages are let go of once every writer is past them.
   std::vector<OutputFile> outs;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
+  for (std::size_t i = 0; i < targets.size(); ++i) outs.emplace_back(config.outputs[i]);
+  std::mutex progress_mutex;
+  std::vector<std::uint64_t> reached(targets.size(), 0);
+  std::uint64_t dropped = 0;
+  run_jobs(targets.size(), 0, [&](std::size_t i) {
+    const std::vector<PendingMember>& pending = per_target[i];
     std::vector<archive::NewMember> list;
-    list.reserve(per_target[i].size());
-    for (const PendingMember& pm : per_target[i]) {
-      if (pm.in_scratch)
-        list.push_back({pm.name, rewritten->bytes().subspan(pm.scratch_offset, pm.scratch_size), rewritten.get()});
-      else
-        // Small payloads go through the output's buffer (one write per 64 KiB
-        // instead of a copy_file_range per member); large ones are copied by
-        // the kernel without entering this process's memory.
-        list.push_back({pm.name, pm.data, pm.data.size() >= (1u << 20) ? in.get() : nullptr});
-    }
-    outs.emplace_back(config.outputs[i]);
-    archive::write_gnu_archive(outs.back(), list);
-  }
+    list.reserve(pending.size());
+    for (const PendingMember& pm : pending) list.push_back({pm.name, pm.data, pm.source, pm.symbols});
+    archive::WriteOptions options;
+    options.written = [&](std::size_t n) {
+      std::lock_guard lock(progress_mutex);
+      reached[i] = n < pending.size() ? pending[n].archive_offset : in->size();
+      dropped = release_behind(*in, dropped, *std::min_element(reached.begin(), reached.end()));
+    };
+    archive::write_gnu_archive(outs[i], list, options);
+  });
   OutputFile::commit_all(outs);
 }
 

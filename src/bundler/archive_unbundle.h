@@ -41,6 +41,10 @@ std::string_view path_extension(std::string_view path);
 // where stem/ext are those of filename(member_name), and ext becomes ".bc"
 // when the bundle's target ID contains "gfx", ".cubin" when it contains "sm_".
 std::string device_member_name(std::string_view member_name, std::string_view bundle_id);
+// The same with the extension rule worked out beforehand: `device_ext` is
+// device_extension(bundle_id) -- ".bc", ".cubin", or empty (the member's own).
+std::string device_member_name(std::string_view member_name, std::string_view bundle_id, std::string_view device_ext);
+std::string_view device_extension(std::string_view bundle_id);
 
 // -unbundle -type=a: one device archive per target, in the order of
 // config.outputs. Checks config.check_input_archive first. LLVM's messages;

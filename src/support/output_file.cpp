@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -117,6 +119,38 @@ void OutputFile::raw_write(const std::byte* p, std::size_t n) {
     }
     p += w;
     n -= static_cast<std::size_t>(w);
+  }
+}
+
+void OutputFile::raw_writev(std::span<::iovec> iov) {
+  std::size_t i = 0;
+  while (i < iov.size()) {
+    ssize_t w = ::writev(fd_, iov.data() + i, static_cast<int>(iov.size() - i));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail_io(errno);
+    }
+    auto left = static_cast<std::size_t>(w);
+    while (i < iov.size() && left >= iov[i].iov_len) left -= iov[i++].iov_len;
+    if (left > 0) {  // a short write ended inside this piece
+      iov[i].iov_base = static_cast<std::byte*>(iov[i].iov_base) + left;
+      iov[i].iov_len -= left;
+    }
+  }
+}
+
+void OutputFile::write_gather(std::span<const Bytes> pieces) {
+  flush();
+  std::vector<struct iovec> iov;
+  iov.reserve(std::min<std::size_t>(pieces.size(), IOV_MAX));
+  for (std::size_t i = 0; i < pieces.size();) {
+    iov.clear();
+    for (; i < pieces.size() && iov.size() < IOV_MAX; ++i) {
+      if (pieces[i].empty()) continue;
+      iov.push_back({const_cast<std::byte*>(pieces[i].data()), pieces[i].size()});
+      written_ += pieces[i].size();
+    }
+    raw_writev(iov);
   }
 }
 

@@ -14,6 +14,8 @@
 
 #include "support/bytes.h"
 
+struct iovec;  // <sys/uio.h>
+
 namespace ot {
 
 class InputFile;
@@ -52,6 +54,10 @@ class OutputFile {
   void write(Bytes data);
   void write(std::string_view s) { write(as_bytes(s)); }
   void zeros(std::uint64_t n);
+  // Write `pieces` in order, as write() of each would, but hand the kernel the
+  // caller's memory (writev) instead of copying it into the buffer first: for
+  // many pieces that are already in memory (a mapped input's payloads).
+  void write_gather(std::span<const Bytes> pieces);
   // Copy [off, off+len) of `in` without passing it through user space where the
   // kernel allows it (copy_file_range), else from the mapping in large blocks.
   void copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len);
@@ -82,6 +88,7 @@ class OutputFile {
   void finish();   // flush + close; throws
   void rename_into_place();
   void raw_write(const std::byte* p, std::size_t n);
+  void raw_writev(std::span<::iovec> iov);
   [[noreturn]] void fail_io(int e) const;
 
   std::string path_;

@@ -12,6 +12,7 @@ Arguments:   [substring]  run only the cases whose name contains it.
 """
 
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -170,6 +171,28 @@ def archive_cases(f):
         bd.diff_case('hda conflict unchecked %s' % targets[0], [unbundle_argv(targets)], {'lib.a': conflicting})
     bd.diff_case('hda check-input-archive ok', [unbundle_argv([G906 + ':xnack+'], ['-check-input-archive'])],
                  {'lib.a': gnu_archive([('m.bc', f['no_conflict']), ('c.bc', f['ccob'])])})
+    # many members: scanned in slices side by side (host objects stripped and
+    # compressed members decompressed in every slice); still LLVM's bytes and order
+    kinds = [('ob%d.o', f['obj']), ('bb%d.bc', f['bc']), ('cb%d.bc', f['ccob']), ('t%d.txt', f['text']),
+             ('pl%d.o', f['plain_o']), ('co%d.o', f['ccob_obj']), ('om%d.o', f['obj_omp'])]
+    many_members = gnu_archive([(kinds[i % len(kinds)][0] % i, kinds[i % len(kinds)][1]) for i in range(300)])
+    for targets, flags in (([G906, HOST], []), ([G90A + ':xnack+', OMP906, SM70], []), ([G906], ['-verbose']),
+                           ([HOST, G1030], ['-###'])):
+        bd.diff_case('hda 300 members %s %s' % (','.join(targets), ' '.join(flags)),
+                     [unbundle_argv(targets, flags)], {'lib.a': many_members}, objects='*')
+    # an archive larger than offloadtool keeps mapped (64 MiB): read with pages let go of behind
+    rnd = random.Random(5)
+    blob = rnd.randbytes(1 << 20)
+    large = []
+    for i in range(150):
+        entries = [(G906, b'DEVICE CODE\n' + blob[i * 997:i * 997 + 230000 + i]),
+                   (G90A, b'DEVICE CODE\n' + blob[i * 1999:i * 1999 + 240000 - i])]
+        large.append(('big%d.bc' % i, binary_bundle(entries)))
+        if i % 50 == 7:
+            large.append(('host%d.o' % i, f['obj']))
+    large = gnu_archive(large)
+    assert len(large) > 64 << 20
+    bd.diff_case('hda larger than 64 MiB', [unbundle_argv([G906, G90A, HOST])], {'lib.a': large}, objects='*')
     # validation order around -type=a
     for argv in (['-type=a', '-targets=' + G906, '-input=lib.a', '-output=o.a'],
                  ['-type=a', '-check-input-archive', '-targets=' + G906, '-input=lib.a', '-output=o.a'],
@@ -214,6 +237,11 @@ def malformed_archive_cases(f):
         'truncated bundle in member': (bad_bundle, 'm.bc'),
         'truncated compressed member': (bad_ccob, 'c.bc'),
     }
+    # damaged members far apart (in different scan slices): the first one is reported
+    good_members = [('m%d.bc' % i, b) for i in range(400)]
+    for bad in ([350], [40, 350], [0, 399]):
+        members = [(n, d[:40] if int(n[1:-3]) in bad else d) for n, d in good_members]
+        cases['damaged members %s' % bad] = (gnu_archive(members), 'm%d.bc' % bad[0])
     for name, (data, member) in cases.items():
         for flags in ([], ['-allow-missing-bundles']):
             bd.ours_case('hda malformed %s %s' % (name, ' '.join(flags)),

@@ -1,6 +1,10 @@
 #include "archive/ar_reader.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
 
 #include "unit/archive/reference_data.h"
 
@@ -46,4 +50,30 @@ TEST_CASE("archive errors") {
   CHECK_THROWS_WITH_AS(archive::read_members(a.first(100), "t.a"), "t.a: truncated archive member header (0x1c bytes left, a header needs 0x3c), at offset 0x48",
                        Error);
   CHECK(archive::read_members(as_bytes("!<arch>\n"), "e.a").empty());
+}
+
+TEST_CASE("MemberReader: one member at a time, a damaged header failing only when reached") {
+  const Bytes a = ref(testdata::kSymArchive);
+  archive::MemberReader reader(a, "sym.a");
+  std::vector<std::string> names;
+  while (auto m = reader.next()) names.push_back(m->name);
+  CHECK(names == std::vector<std::string>{"x.o", "y.bc", "x.o"});
+  CHECK_FALSE(reader.next().has_value());  // and stays at the end
+
+  // The first member is whole, the second header is cut short.
+  const Bytes p = ref(testdata::kPackagerArchiveShort);
+  const auto members = archive::read_members(p, "pk.a");
+  REQUIRE(members.size() >= 2);
+  const Bytes cut = p.first(members[1].header_offset + 30);
+  archive::MemberReader partial(cut, "cut.a");
+  auto first = partial.next();
+  REQUIRE(first.has_value());
+  CHECK(first->name == members[0].name);
+  CHECK_THROWS_WITH_AS(partial.next(),
+                       fmt::format("cut.a: truncated archive member header (0x1e bytes left, a header needs 0x3c), "
+                                   "at offset 0x{:x}", members[1].header_offset)
+                           .c_str(),
+                       Error);
+  // The magic is checked at once.
+  CHECK_THROWS_AS(archive::MemberReader(as_bytes("!<arc>\n"), "t.a"), Error);
 }

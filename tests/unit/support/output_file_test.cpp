@@ -109,3 +109,27 @@ TEST_CASE("an output has the mode creat() would give it, and a folder is refused
   CHECK_THROWS_WITH_AS(OutputFile(d / "dir"), expected.c_str(), Error);
   CHECK(d.names() == std::set<std::string>{"dir", "f"});
 }
+
+TEST_CASE("write_gather: many pieces (more than one writev takes), empty ones, between buffered writes") {
+  Folder f;
+  const std::string path = f / "g.bin";
+  std::vector<std::string> texts;
+  for (int i = 0; i < 3000; ++i) texts.push_back(i % 7 == 0 ? std::string() : fmt::format("<{}>", i));
+  std::vector<Bytes> pieces;
+  std::string want = "head:";
+  for (const std::string& t : texts) {
+    pieces.push_back(as_bytes(t));
+    want += t;
+  }
+  const std::string big(200000, 'x');  // a piece larger than the buffer
+  pieces.push_back(as_bytes(big));
+  want += big;
+  want += ":tail";
+  OutputFile out(path);
+  out.write("head:");
+  out.write_gather(pieces);
+  out.write(":tail");
+  CHECK(out.written() == want.size());
+  out.commit();
+  CHECK(get(path) == want);
+}
