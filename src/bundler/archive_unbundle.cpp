@@ -238,10 +238,18 @@ void scan_slice(const Config& config, const std::shared_ptr<InputFile>& in, cons
     in->release(dropped, members.back().offset + members.back().data.size() - dropped);
 }
 
-std::shared_ptr<InputFile> open_archive(const std::string& path, std::vector<archive::Member>& members) {
-  auto in = InputFile::open(path);
-  members = archive::read_members(in->bytes(), path);
-  return in;
+// Calls fn(member) for each member of the archive `in` in turn; pages of an
+// archive larger than kKeepMapped are let go of behind the walk.
+template <typename Fn>
+void for_each_member(const InputFile& in, Fn&& fn) {
+  archive::MemberReader reader(in.bytes(), in.path());
+  const bool keep_mapped = in.size() <= kKeepMapped;
+  std::uint64_t dropped = 0;
+  while (std::optional<archive::Member> m = reader.next()) {
+    fn(*m);
+    if (!keep_mapped) dropped = release_behind(in, dropped, m->header_offset);
+  }
+  if (!keep_mapped) in.release(dropped, in.size() - dropped);
 }
 
 // Extracted files are committed one by one (an archive may hold more files
@@ -283,16 +291,14 @@ class Staging {
 
 void check_input_archive(const Config& config) {
   const std::string& path = config.inputs[0];
-  std::vector<archive::Member> members;
-  auto in = open_archive(path, members);
-  for (const archive::Member& m : members) {
-    const std::string display = member_display(path, m.name);
-    OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), display, /*decompress=*/false);
+  auto in = InputFile::open(path);
+  for_each_member(*in, [&](const archive::Member& m) {
+    OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(path, m.name), /*decompress=*/false);
     std::set<std::string> ids;
     for (const BundleEntry& e : b.entries) ids.insert(e.id);
     if (auto c = target::conflicting_target_ids(ids))
       fail_llvm("conflicting TargetIDs [{}, {}] found in {} of {}", c->first, c->second, m.name, path);
-  }
+  });
 }
 
 void unbundle_archive(const Config& config, const std::vector<BundleId>& targets) {
@@ -311,16 +317,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   // The member headers first, then the members in slices scanned side by
   // side. -verbose and -### print as they go, so then one slice keeps LLVM's order.
   std::vector<archive::Member> members;
-  {
-    archive::MemberReader reader(in->bytes(), path);
-    const bool keep_mapped = in->size() <= kKeepMapped;
-    std::uint64_t dropped = 0;
-    while (std::optional<archive::Member> m = reader.next()) {
-      members.push_back(std::move(*m));
-      if (!keep_mapped) dropped = release_behind(*in, dropped, members.back().header_offset);
-    }
-    if (!keep_mapped) in->release(dropped, in->size() - dropped);
-  }
+  for_each_member(*in, [&](const archive::Member& m) { members.push_back(m); });
   // Slices do not depend on the machine (run_jobs spreads them over the
   // processors there are), so every machine takes the same path.
   const bool in_order = config.verbose || config.print_commands;
@@ -376,13 +373,12 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
 
 std::vector<ArchiveEntry> archive_entries(const Config& config) {
   const std::string& path = config.inputs[0];
-  std::vector<archive::Member> members;
-  auto in = open_archive(path, members);
+  auto in = InputFile::open(path);
   std::vector<ArchiveEntry> out;
-  for (const archive::Member& m : members) {
+  for_each_member(*in, [&](const archive::Member& m) {
     OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(path, m.name));
     for (const BundleEntry& e : b.entries) out.push_back({m.name, e.id});
-  }
+  });
   return out;
 }
 
@@ -391,8 +387,8 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   const std::string& path = config.inputs[0];
   auto in = InputFile::open(path);
   const bool is_archive = archive::is_archive(in->bytes()) || config.type == "a";
-  std::vector<archive::Member> members;
-  if (is_archive) members = archive::read_members(in->bytes(), path);
+  std::vector<archive::Member> members;  // all read first: a damaged archive fails before any work
+  if (is_archive) for_each_member(*in, [&](const archive::Member& m) { members.push_back(m); });
 
   std::vector<std::string> names;
   std::vector<BundleId> requested;
@@ -440,8 +436,11 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   if (is_archive) {
     Config members_config = config;  // members are read as -type=a reads them
     members_config.type.assign(1, 'a');  // (not = "a": GCC 12 warns falsely of overlapping copies)
-    for (const archive::Member& m : members)
+    std::uint64_t dropped = 0;
+    for (const archive::Member& m : members) {
       extract(open_bundle(members_config, in, m.offset, m.data.size(), member_display(path, m.name)), m.name);
+      if (in->size() > kKeepMapped) dropped = release_behind(*in, dropped, m.header_offset);
+    }
   } else {
     for (const OpenedBundle& b : open_bundles(config, in)) extract(b, "");
   }

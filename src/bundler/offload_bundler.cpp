@@ -2,11 +2,7 @@
 #include "bundler/archive_unbundle.h"
 #include "bundler/bundle_input.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <map>
 #include <memory>

@@ -104,13 +104,14 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void InputFile::release(std::uint64_t off, std::uint64_t len) const {
-  if (!mapped_ || len == 0) return;
+void release_pages(const std::byte* base, std::uint64_t size, std::uint64_t off, std::uint64_t len) {
   const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-  std::uint64_t begin = align_to(off, page);
-  std::uint64_t end = std::min<std::uint64_t>(off + len, size_) / page * page;
-  if (end > begin)
-    madvise(const_cast<std::byte*>(data_) + begin, end - begin, MADV_DONTNEED);
+  const std::uint64_t begin = align_to(off, page), end = std::min(off + len, size) / page * page;
+  if (len > 0 && end > begin) madvise(const_cast<std::byte*>(base) + begin, end - begin, MADV_DONTNEED);
+}
+
+void InputFile::release(std::uint64_t off, std::uint64_t len) const {
+  if (mapped_) release_pages(data_, size_, off, len);
 }
 
 }  // namespace ot

@@ -47,6 +47,10 @@ class InputFile {
   std::vector<std::byte> buffer_;
 };
 
+// Drop the whole pages inside [off, off+len) of the mapping [base, base+size)
+// from memory (a file's pages come back from it when touched again).
+void release_pages(const std::byte* base, std::uint64_t size, std::uint64_t off, std::uint64_t len);
+
 // Thrown by InputFile::open: the message is "'<path>': <strerror>", which is
 // also exactly LLVM's text.
 std::string open_error_text(const std::string& path, int errno_value);

@@ -183,11 +183,7 @@ WritableRegion::~WritableRegion() {
   if (size_) munmap(data_, size_);
 }
 
-void WritableRegion::release(std::uint64_t off, std::uint64_t len) const {
-  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-  std::uint64_t begin = align_to(off, page), end = std::min(off + len, size_) / page * page;
-  if (end > begin) madvise(data_ + begin, end - begin, MADV_DONTNEED);
-}
+void WritableRegion::release(std::uint64_t off, std::uint64_t len) const { release_pages(data_, size_, off, len); }
 
 std::unique_ptr<WritableRegion> OutputFile::map_for_writing(std::uint64_t size) {
   if (!seekable_) throw std::logic_error("OutputFile::map_for_writing on a stream");
