@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <span>
+#include <utility>
 #include <unordered_map>
 
 #include "archive/ar_reader.h"
@@ -101,7 +101,7 @@ namespace {
 // of kReleaseStep.
 constexpr std::uint64_t kKeepMapped = 64u << 20;
 constexpr std::uint64_t kReleaseStep = 8u << 20;
-constexpr std::size_t kSliceMembers = 64, kMaxSlices = 16;
+constexpr std::size_t kSliceMembers = 64;
 
 std::string member_display(const std::string& archive, const std::string& member) {
   return fmt::format("{}({})", archive, member);
@@ -169,6 +169,7 @@ std::uint64_t release_behind(const InputFile& in, std::uint64_t dropped, std::ui
 // (an archive repeats a few IDs over many members: each is worked out once).
 struct Slice {
   explicit Slice(std::string near) : scratch(std::move(near)) {}
+  std::vector<archive::Member> members;
   struct IdVerdict {
     std::vector<std::size_t> compatible;  // indexes of the requested targets
     std::string_view device_ext;
@@ -181,7 +182,8 @@ struct Slice {
 };
 
 void scan_slice(const Config& config, const std::shared_ptr<InputFile>& in, const std::vector<BundleId>& requested,
-                std::span<const archive::Member> members, Slice& slice) {
+                Slice& slice) {
+  const std::vector<archive::Member>& members = slice.members;
   static const std::vector<std::string> kNoSymbols;
   slice.per_target.resize(requested.size());
   auto verdict = [&](const std::string& id) -> const Slice::IdVerdict& {
@@ -314,20 +316,35 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
     requested.emplace_back(names.back());
   }
 
-  // The member headers first, then the members in slices scanned side by
-  // side. -verbose and -### print as they go, so then one slice keeps LLVM's order.
-  std::vector<archive::Member> members;
-  for_each_member(*in, [&](const archive::Member& m) { members.push_back(m); });
-  // Slices do not depend on the machine (run_jobs spreads them over the
-  // processors there are), so every machine takes the same path.
+  // The members in slices of kSliceMembers, each scanned as soon as the walk
+  // over the headers has passed it, side by side with the walk and each other.
+  // Slices do not depend on the machine, so every machine takes the same path.
+  // -verbose and -### print as they go: then all is done in order on this thread.
   const bool in_order = config.verbose || config.print_commands;
-  const std::size_t slices = in_order ? 1 : std::clamp<std::size_t>(members.size() / kSliceMembers, 1, kMaxSlices);
-  std::vector<Slice> scans;
-  for (std::size_t k = 0; k < slices; ++k) scans.emplace_back(config.outputs.empty() ? std::string() : config.outputs[0]);
-  run_jobs(slices, 0, [&](std::size_t k) {
-    const std::size_t first = members.size() * k / slices, last = members.size() * (k + 1) / slices;
-    scan_slice(config, in, requested, std::span(members).subspan(first, last - first), scans[k]);
-  });
+  const std::string near = config.outputs.empty() ? std::string() : config.outputs[0];
+  std::deque<Slice> scans;
+  run_pipeline(
+      in_order ? 1 : 0, scans,
+      [&](auto add) {
+        std::vector<archive::Member> batch;
+        auto publish = [&] {
+          if (batch.empty()) return;
+          Slice slice(near);
+          slice.members = std::exchange(batch, {});
+          add(std::move(slice));
+        };
+        try {
+          for_each_member(*in, [&](const archive::Member& m) {
+            batch.push_back(m);
+            if (batch.size() == kSliceMembers) publish();
+          });
+        } catch (...) {
+          publish();  // the members before a damaged header are scanned, and report first
+          throw;
+        }
+        publish();
+      },
+      [&](std::size_t, Slice& slice) { scan_slice(config, in, requested, slice); });
 
   std::vector<std::vector<PendingMember>> per_target(targets.size());
   for (Slice& scan : scans) {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <deque>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,5 +29,47 @@ TEST_CASE("run_jobs: every job runs to its end, then the lowest-numbered failure
                                   }),
                          "job 3", std::runtime_error);
     CHECK(finished.load() == 8);
+  }
+}
+
+TEST_CASE("run_pipeline consumes every item once, as they are made") {
+  for (unsigned threads : {0u, 1u, 3u}) {
+    std::deque<int> items;
+    std::vector<std::atomic<int>> seen(500);
+    std::atomic<int> misplaced{0};  // (assertions stay on this thread)
+    run_pipeline(
+        threads, items, [](auto add) { for (int i = 0; i < 500; ++i) add(i); },
+        [&](std::size_t k, int& item) {
+          if (static_cast<int>(k) != item) misplaced++;
+          seen[k]++;
+        });
+    CHECK(misplaced.load() == 0);
+    CHECK(items.size() == 500);
+    for (const auto& s : seen) CHECK(s.load() == 1);
+  }
+  // one thread: made first, then consumed in order
+  std::deque<int> items;
+  std::vector<int> order;
+  run_pipeline(1, items, [](auto add) { for (int i = 0; i < 5; ++i) add(i); },
+               [&](std::size_t, int& item) { order.push_back(item); });
+  CHECK(order == std::vector<int>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("run_pipeline: the lowest failed item first, then the producer's failure") {
+  for (unsigned threads : {1u, 4u}) {
+    std::deque<int> items;
+    auto produce_then_fail = [](auto add) {
+      for (int i = 0; i < 20; ++i) add(i);
+      throw std::runtime_error("producer");
+    };
+    CHECK_THROWS_WITH_AS(run_pipeline(threads, items, produce_then_fail,
+                                      [](std::size_t k, int&) {
+                                        if (k == 12 || k == 5) throw std::runtime_error("item " + std::to_string(k));
+                                      }),
+                         "item 5", std::runtime_error);
+    std::deque<int> more;
+    CHECK_THROWS_WITH_AS(run_pipeline(threads, more, produce_then_fail, [](std::size_t, int&) {}), "producer",
+                         std::runtime_error);
+    CHECK(more.size() == 20);  // what was made before the failure was consumed
   }
 }
