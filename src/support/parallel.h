@@ -4,7 +4,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -15,39 +14,6 @@
 #include <vector>
 
 namespace ot {
-
-// Calls job(i) for every i in [0, count), on up to `max_threads` threads (the
-// calling thread is one of them; 0 = the machine's processors). Every job runs
-// to its end; then the exception of the lowest-numbered failed job, if any, is
-// thrown again -- the error a one-by-one run would have stopped at.
-template <typename Job>
-void run_jobs(std::size_t count, unsigned max_threads, Job&& job) {
-  if (max_threads == 0) max_threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>(count, max_threads);
-  std::vector<std::exception_ptr> errors(count);
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < count;) {
-      try {
-        job(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (std::size_t t = 1; t < threads; ++t) {
-    try {
-      helpers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: fewer do the same work
-    }
-  }
-  work();
-  for (std::thread& t : helpers) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-}
 
 // Work handed out as it is made. produce(add) runs on the calling thread and
 // calls add(item) for each item in turn; items go to the back of `items`
@@ -114,6 +80,22 @@ void run_pipeline(unsigned max_threads, std::deque<Item>& items, Produce&& produ
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
   if (producer_error) std::rethrow_exception(producer_error);
+}
+
+// Calls job(i) for every i in [0, count), on up to `max_threads` threads (the
+// calling thread is one of them; 0 = the machine's processors). Every job runs
+// to its end; then the exception of the lowest-numbered failed job, if any, is
+// thrown again -- the error a one-by-one run would have stopped at.
+template <typename Job>
+void run_jobs(std::size_t count, unsigned max_threads, Job&& job) {
+  if (max_threads == 0) max_threads = std::max(1u, std::thread::hardware_concurrency());
+  std::deque<std::size_t> indexes;
+  run_pipeline(
+      static_cast<unsigned>(std::clamp<std::size_t>(count, 1, max_threads)), indexes,
+      [&](auto add) {
+        for (std::size_t i = 0; i < count; ++i) add(i);
+      },
+      [&](std::size_t, std::size_t i) { job(i); });
 }
 
 }  // namespace ot
