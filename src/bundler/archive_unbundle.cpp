@@ -9,7 +9,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 #include <unordered_map>
@@ -94,10 +93,9 @@ std::string unique_file_name(const std::string& name, std::set<std::string>& tak
 namespace {
 
 // The archive is read through its mapping, and memory stays within a budget
-// however large it is: an archive of up to kKeepMapped stays mapped until the
-// writers are past its pages (so they find them there); of a larger one the
-// header walk and each scan slice let go of the pages behind them as they go.
-// The writers let go of pages once all of them are past. Either way in steps
+// however large it is: an archive of up to kKeepMapped stays mapped (so the
+// writers find its pages there); of a larger one the header walk, each scan
+// slice and each writer let go of the pages behind them as they go, in steps
 // of kReleaseStep.
 constexpr std::uint64_t kKeepMapped = 64u << 20;
 constexpr std::uint64_t kReleaseStep = 8u << 20;
@@ -366,23 +364,22 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   // One archive per target, written side by side: each is its own file, so
   // the bytes do not depend on the thread count; most of the time is the
   // kernel copying payloads into the page cache, which scales with threads.
-  // Archive pages are let go of once every writer is past them.
+  // Of a large archive each writer lets go of the pages behind it (another
+  // writer still behind reads them back: memory stays bounded however the
+  // writers are scheduled).
   std::vector<OutputFile> outs;
   for (std::size_t i = 0; i < targets.size(); ++i) outs.emplace_back(config.outputs[i]);
-  std::mutex progress_mutex;
-  std::vector<std::uint64_t> reached(targets.size(), 0);
-  std::uint64_t dropped = 0;
   run_jobs(targets.size(), 0, [&](std::size_t i) {
     const std::vector<PendingMember>& pending = per_target[i];
     std::vector<archive::NewMember> list;
     list.reserve(pending.size());
     for (const PendingMember& pm : pending) list.push_back({pm.name, pm.data, pm.source, pm.symbols});
     archive::WriteOptions options;
-    options.written = [&](std::size_t n) {
-      std::lock_guard lock(progress_mutex);
-      reached[i] = n < pending.size() ? pending[n].archive_offset : in->size();
-      dropped = release_behind(*in, dropped, *std::min_element(reached.begin(), reached.end()));
-    };
+    std::uint64_t dropped = 0;
+    if (in->size() > kKeepMapped)
+      options.written = [&](std::size_t n) {
+        dropped = release_behind(*in, dropped, n < pending.size() ? pending[n].archive_offset : in->size());
+      };
     archive::write_gnu_archive(outs[i], list, options);
   });
   OutputFile::commit_all(outs);
