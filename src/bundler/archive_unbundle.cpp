@@ -17,6 +17,7 @@
 #include "archive/ar_writer.h"
 #include "archive/member_symbols.h"
 #include "bundler/bundle_input.h"
+#include "support/llvm_path.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 #include "support/parallel.h"
@@ -27,28 +28,6 @@ namespace ot::bundler {
 using formats::BundleEntry;
 using target::BundleId;
 
-std::string_view path_filename(std::string_view path) {
-  if (path.empty()) return path;
-  if (path.find_first_not_of('/') == std::string_view::npos) return "/";
-  if (path.back() == '/') return ".";
-  auto slash = path.find_last_of('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-std::string_view path_stem(std::string_view path) {
-  std::string_view name = path_filename(path);
-  if (name == "." || name == "..") return name;
-  auto dot = name.find_last_of('.');
-  return dot == std::string_view::npos ? name : name.substr(0, dot);
-}
-
-std::string_view path_extension(std::string_view path) {
-  std::string_view name = path_filename(path);
-  if (name == "." || name == "..") return {};
-  auto dot = name.find_last_of('.');
-  return dot == std::string_view::npos ? std::string_view{} : name.substr(dot);
-}
-
 std::string_view device_extension(std::string_view bundle_id) {
   const std::string target_id = BundleId(bundle_id).target_id();
   if (target_id.find("gfx") != std::string::npos) return ".bc";
@@ -57,8 +36,8 @@ std::string_view device_extension(std::string_view bundle_id) {
 }
 
 std::string device_member_name(std::string_view member_name, std::string_view bundle_id, std::string_view device_ext) {
-  const std::string_view stem = path_stem(member_name);
-  const std::string_view ext = device_ext.empty() ? path_extension(member_name) : device_ext;
+  const std::string_view stem = llvm_path::stem(member_name);
+  const std::string_view ext = device_ext.empty() ? llvm_path::extension(member_name) : device_ext;
   std::string name;
   name.reserve(2 * stem.size() + bundle_id.size() + ext.size() + 1);
   name.append(stem).append("-").append(bundle_id).append(stem).append(ext);
@@ -83,7 +62,7 @@ std::string safe_file_name(std::string_view name) {
 
 std::string unique_file_name(const std::string& name, std::set<std::string>& taken) {
   if (taken.insert(name).second) return name;
-  const std::string stem(path_stem(name)), ext(path_extension(name));
+  const std::string stem(llvm_path::stem(name)), ext(llvm_path::extension(name));
   for (std::uint64_t n = 1;; ++n) {
     std::string candidate = fmt::format("{}.{}{}", stem, n, ext);
     if (taken.insert(candidate).second) return candidate;
@@ -428,7 +407,7 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   // for a bundle input after the input's file name.
   auto extract = [&](const OpenedBundle& b, const std::string& member) {
     const std::string& name_base =
-        is_archive ? member : std::string(path_filename(path == "-" ? std::string_view("stdin") : std::string_view(path)));
+        is_archive ? member : std::string(llvm_path::filename(path == "-" ? std::string_view("stdin") : std::string_view(path)));
     for (const BundleEntry& e : b.entries) {
       bool wanted = requested.empty();
       const BundleId code_object(e.id);

@@ -27,14 +27,6 @@
 
 namespace ot::bundler {
 
-// LLVM's sys::path::filename / stem / extension for POSIX paths: the last
-// component ("." when the path ends in '/', "/" for a path of slashes), the
-// component without its last extension ("." and ".." keep theirs), and that
-// extension with its dot.
-std::string_view path_filename(std::string_view path);
-std::string_view path_stem(std::string_view path);
-std::string_view path_extension(std::string_view path);
-
 // The name LLVM gives a device-archive member made from `bundle_id` found in
 // the archive member `member_name`:
 //   stem + "-" + bundle_id + stem + ext, with every ':' replaced by '_',
@@ -75,7 +67,7 @@ std::vector<ArchiveEntry> archive_entries(const Config& config);
 std::string safe_file_name(std::string_view name);
 
 // `name`, or the first of "<stem>.1<ext>", "<stem>.2<ext>"... (stem/ext split as
-// path_stem/path_extension do) that is not in `taken`; the result is added to
+// llvm_path::stem/extension do) that is not in `taken`; the result is added to
 // `taken`. So duplicate names never overwrite each other, deterministically.
 std::string unique_file_name(const std::string& name, std::set<std::string>& taken);
 

@@ -5,6 +5,7 @@
 
 #include "archive/ar_writer.h"
 #include "packager/llvm19_messages.h"
+#include "support/llvm_path.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 
@@ -46,17 +47,6 @@ void commit_outputs(std::vector<OutputFile>& outs, const std::vector<std::string
   }
 }
 
-// LLVM's sys::path::filename for POSIX paths: the last component; "." when
-// the path ends in a separator; "/" for the root.
-std::string_view llvm_filename(std::string_view path) {
-  if (path.empty()) return path;
-  const std::size_t last = path.find_last_not_of('/');
-  if (last == std::string_view::npos) return "/";
-  if (last + 1 != path.size()) return ".";
-  const std::size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 struct SingleOutput {
   const FoundImage* image;
 };
@@ -70,23 +60,10 @@ struct PlannedOutput {
 
 }  // namespace
 
-std::string llvm_path_stem(std::string_view path) {
-  const std::string_view name = llvm_filename(path);
-  if (name == "." || name == "..") return std::string(name);
-  const std::size_t dot = name.rfind('.');
-  return std::string(dot == std::string_view::npos ? name : name.substr(0, dot));
-}
-
-std::string llvm_path_extension(std::string_view path) {
-  const std::string_view name = llvm_filename(path);
-  if (name == "." || name == "..") return {};
-  const std::size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? std::string() : std::string(name.substr(dot + 1));
-}
-
 formats::ImageKind image_kind_for(const std::string& path, Bytes head) {
   if (formats::is_llvm_bitcode(head)) return formats::ImageKind::Bitcode;
-  return formats::image_kind_from_extension(llvm_path_extension(path));
+  const std::string_view ext = llvm_path::extension(path);  // ".cubin"
+  return formats::image_kind_from_extension(ext.empty() ? ext : ext.substr(1));
 }
 
 void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics d) {
@@ -173,7 +150,7 @@ ExtractResult extract_package(const std::string& input, const ExtractOptions& op
       if (matches.size() > 1) options.warn(fmt::format(fmt::runtime(llvm19::kMultipleMatches), *file));
       plan.push_back({*file, SingleOutput{matches.back()}});
     } else {
-      const std::string stem = llvm_path_stem(input);
+      const std::string stem(llvm_path::stem(input));
       for (std::size_t n = 0; n < matches.size(); ++n) {
         const formats::OffloadEntry& e = matches[n]->entry;
         std::string name = fmt::format("{}-{}-{}.{}.{}", stem, e.triple(), e.arch(), n,

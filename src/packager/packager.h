@@ -58,8 +58,4 @@ struct ExtractResult {
 // each as it goes, so an error in a later selector leaves earlier files).
 ExtractResult extract_package(const std::string& input, const ExtractOptions& options, Diagnostics diagnostics);
 
-// LLVM's sys::path::stem and extension (without the dot) of a path.
-std::string llvm_path_stem(std::string_view path);
-std::string llvm_path_extension(std::string_view path);
-
 }  // namespace ot::packager

@@ -81,23 +81,6 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("path_filename, path_stem and path_extension follow LLVM's sys::path") {
-  CHECK(path_filename("dir/x.bc") == "x.bc");
-  CHECK(path_filename("/abs/p.o") == "p.o");
-  CHECK(path_filename("x/") == ".");
-  CHECK(path_filename("//") == "/");
-  CHECK(path_filename("") == "");
-  CHECK(path_stem("a.b.c") == "a.b");
-  CHECK(path_extension("a.b.c") == ".c");
-  CHECK(path_stem(".bc") == "");
-  CHECK(path_extension(".bc") == ".bc");
-  CHECK(path_stem("..") == "..");
-  CHECK(path_extension("..") == "");
-  CHECK(path_stem(".") == ".");
-  CHECK(path_stem("noext") == "noext");
-  CHECK(path_extension("noext") == "");
-}
-
 // Every expected name below is what LLVM 19's clang-offload-bundler -type=a
 // wrote for the same member name and bundle ID (llvm-ar t of its output).
 TEST_CASE("device_member_name is LLVM 19's") {

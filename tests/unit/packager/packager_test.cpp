@@ -41,20 +41,6 @@ std::vector<std::string> listing(const TempDir& d) {
 
 }  // namespace
 
-TEST_CASE("LLVM's path stem and extension") {
-  CHECK(packager::llvm_path_stem("dir/multi.bin") == "multi");
-  CHECK(packager::llvm_path_stem("a.b.c") == "a.b");
-  CHECK(packager::llvm_path_stem(".hidden") == "");
-  CHECK(packager::llvm_path_stem("noext") == "noext");
-  CHECK(packager::llvm_path_stem("-") == "-");
-  CHECK(packager::llvm_path_stem("dir/") == ".");
-  CHECK(packager::llvm_path_stem("..") == "..");
-  CHECK(packager::llvm_path_extension("x.cubin") == "cubin");
-  CHECK(packager::llvm_path_extension(".o") == "o");
-  CHECK(packager::llvm_path_extension("dir.d/x") == "");
-  CHECK(packager::llvm_path_extension("x.") == "");
-}
-
 TEST_CASE("image kind: bitcode magic first, then the extension") {
   CHECK(packager::image_kind_for("x.o", as_bytes("BC\xC0\xDE")) == formats::ImageKind::Bitcode);
   CHECK(packager::image_kind_for("x.s", as_bytes("\xDE\xC0\x17\x0B")) == formats::ImageKind::Bitcode);
