@@ -336,16 +336,19 @@ int run_compat(const cli::Invocation& inv) {
   std::vector<std::string> ids, files;
   bool explain = false, as_json = false, bundler = false, hip_openmp = false;
   const std::string json_help = "machine-readable output (schema offloadtool-compat/1)";
-  const std::string bundler_help = "LLVM 19 clang-offload-bundler's rules (no generic targets, no CUDA sm rules)";
+  // check and select apply the same rules, chosen by the same flags
+  auto add_rule_flags = [&](CLI::App* sub) {
+    sub->add_flag("--bundler", bundler, "LLVM 19 clang-offload-bundler's rules (no generic targets, no CUDA sm rules)");
+    sub->add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
+    sub->add_flag("--json", as_json, json_help);
+  };
 
   CLI::App* check = app.add_subcommand("check", "is a code object compatible with a target? (exit 0 yes, 1 no, 2 error)");
   check->add_option("code-object", code_text, "bundle entry ID or target ID of the code object, or an AMDGPU code object file")
       ->required();
   check->add_option("target", target_text, "bundle entry ID or target ID of the GPU")->required();
   check->add_flag("--explain", explain, "print each rule and its verdict");
-  check->add_flag("--bundler", bundler, bundler_help);
-  check->add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
-  check->add_flag("--json", as_json, json_help);
+  add_rule_flags(check);
 
   CLI::App* canonical = app.add_subcommand("canonical", "canonical spellings (exit 2 if any ID is malformed)");
   canonical->add_option("id", ids, "bundle entry IDs or target IDs")->required();
@@ -354,9 +357,7 @@ int run_compat(const cli::Invocation& inv) {
   CLI::App* select = app.add_subcommand("select", "which entry a runtime loads for a GPU (exit 1 when none fits)");
   select->add_option("file", file, "bundle, compressed bundle, archive, object or executable ('-' = stdin)")->required();
   select->add_option("-t,--target", target_text, "the GPU's target ID (or a bundle entry ID)")->required();
-  select->add_flag("--bundler", bundler, bundler_help);
-  select->add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
-  select->add_flag("--json", as_json, json_help);
+  add_rule_flags(select);
 
   CLI::App* verify = app.add_subcommand("verify", "check bundle composition rules (exit 1 on violations)");
   verify->add_option("file", files, "bundles, archives, objects or executables")->required();
