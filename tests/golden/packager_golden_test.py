@@ -13,75 +13,58 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
-OT = os.environ.get('OFFLOADTOOL')
-SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
-GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import native_cases  # noqa: E402
+from native_cases import GOLDEN, OT, check  # noqa: E402
 
 
 def main():
-    passed = failed = 0
+    return native_cases.run_suite('packager-golden', cases, needs=[GOLDEN])
 
-    def check(what, ok, detail=''):
-        nonlocal passed, failed
-        if ok:
-            passed += 1
-        else:
-            failed += 1
-            print('FAIL', what, detail)
 
-    if not OT or not os.path.isdir(GOLDEN):
-        print('OFFLOADTOOL or the golden folder is missing')
-        print('0 passed, 1 failed')
-        return 1
-    tmp = tempfile.mkdtemp(prefix='packager-golden-')
-    try:
-        for n in ('tgt1', 'tgt2', 'host.i'):
-            shutil.copy(os.path.join(GOLDEN, n), tmp)
-        os.symlink(os.path.abspath(OT), os.path.join(tmp, 'clang-offload-packager'))
-        # The packager lines of README.txt, as run there.
-        commands = {}
-        with open(os.path.join(GOLDEN, 'README.txt')) as f:
-            for line in f:
-                words = line.split()
-                if words and words[0].endswith('/clang-offload-packager'):
-                    commands[words[words.index('-o') + 1]] = words[1:]
-        check('README.txt names the packager goldens', sorted(commands) == ['19-packager-1.bin', '19-packager-3.bin'],
-              sorted(commands))
-        for name, args in sorted(commands.items()):
-            with open(os.path.join(GOLDEN, name), 'rb') as f:
-                want = f.read()
-            out = 'ours-' + name
-            argv = [a if a != name else out for a in args]
-            r = subprocess.run(['./clang-offload-packager'] + argv, cwd=tmp, capture_output=True)
-            got = open(os.path.join(tmp, out), 'rb').read() if r.returncode == 0 else None
-            check(name + ' (personality)', r.returncode == 0 and not r.stderr and got == want, r.stderr)
+def cases(tmp):
+    for n in ('tgt1', 'tgt2', 'host.i'):
+        shutil.copy(os.path.join(GOLDEN, n), tmp)
+    os.symlink(os.path.abspath(OT), os.path.join(tmp, 'clang-offload-packager'))
+    # The packager lines of README.txt, as run there.
+    commands = {}
+    with open(os.path.join(GOLDEN, 'README.txt')) as f:
+        for line in f:
+            words = line.split()
+            if words and words[0].endswith('/clang-offload-packager'):
+                commands[words[words.index('-o') + 1]] = words[1:]
+    check('README.txt names the packager goldens', sorted(commands) == ['19-packager-1.bin', '19-packager-3.bin'],
+          sorted(commands))
+    for name, args in sorted(commands.items()):
+        with open(os.path.join(GOLDEN, name), 'rb') as f:
+            want = f.read()
+        out = 'ours-' + name
+        argv = [a if a != name else out for a in args]
+        r = subprocess.run(['./clang-offload-packager'] + argv, cwd=tmp, capture_output=True)
+        got = open(os.path.join(tmp, out), 'rb').read() if r.returncode == 0 else None
+        check(name + ' (personality)', r.returncode == 0 and not r.stderr and got == want, r.stderr)
 
-            native = ['create', '-o', 'native-' + name] + [x for a in argv if a.startswith('--image=')
-                                                           for x in ('--image', a[len('--image='):])]
-            r = subprocess.run([OT, 'package'] + native, cwd=tmp, capture_output=True)
-            got = open(os.path.join(tmp, 'native-' + name), 'rb').read() if r.returncode == 0 else None
-            check(name + ' (offloadtool package create)', r.returncode == 0 and not r.stderr and got == want,
-                  r.stderr)
+        native = ['create', '-o', 'native-' + name] + [x for a in argv if a.startswith('--image=')
+                                                       for x in ('--image', a[len('--image='):])]
+        r = subprocess.run([OT, 'package'] + native, cwd=tmp, capture_output=True)
+        got = open(os.path.join(tmp, 'native-' + name), 'rb').read() if r.returncode == 0 else None
+        check(name + ' (offloadtool package create)', r.returncode == 0 and not r.stderr and got == want,
+              r.stderr)
 
-            # Reading back: every image, by its file= name, equals its input.
-            for a in argv:
-                if not a.startswith('--image='):
-                    continue
-                keys = dict(kv.split('=', 1) for kv in a[len('--image='):].split(',') if '=' in kv)
-                sel = 'file=back-%s,triple=%s' % (keys['file'], keys['triple'])
-                if 'arch' in keys:
-                    sel += ',arch=' + keys['arch']
-                r = subprocess.run(['./clang-offload-packager', os.path.join(GOLDEN, name), '--image=' + sel],
-                                   cwd=tmp, capture_output=True)
-                with open(os.path.join(GOLDEN, keys['file']), 'rb') as f1:
-                    ok = r.returncode == 0 and open(os.path.join(tmp, 'back-' + keys['file']), 'rb').read() == f1.read()
-                check('%s: extract %s' % (name, keys['file']), ok, r.stderr)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+        # Reading back: every image, by its file= name, equals its input.
+        for a in argv:
+            if not a.startswith('--image='):
+                continue
+            keys = dict(kv.split('=', 1) for kv in a[len('--image='):].split(',') if '=' in kv)
+            sel = 'file=back-%s,triple=%s' % (keys['file'], keys['triple'])
+            if 'arch' in keys:
+                sel += ',arch=' + keys['arch']
+            r = subprocess.run(['./clang-offload-packager', os.path.join(GOLDEN, name), '--image=' + sel],
+                               cwd=tmp, capture_output=True)
+            with open(os.path.join(GOLDEN, keys['file']), 'rb') as f1:
+                ok = r.returncode == 0 and open(os.path.join(tmp, 'back-' + keys['file']), 'rb').read() == f1.read()
+            check('%s: extract %s' % (name, keys['file']), ok, r.stderr)
 
 
 if __name__ == '__main__':

@@ -22,10 +22,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
-LLVM = os.environ.get("LLVM_BIN", "/usr/lib/llvm-19/bin")
-OT = os.environ.get("OFFLOADTOOL")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import native_cases  # noqa: E402
+from native_cases import OT, check  # noqa: E402
+
+LLVM = os.environ.get("LLVM_BIN", native_cases.LLVM_BIN)
 BUNDLER = f"{LLVM}/clang-offload-bundler"
 PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
 DEVICE = "hip-amdgcn-amd-amdhsa--gfx906"
@@ -59,21 +61,6 @@ COFF_TARGETS = [
     ("i686-pc-windows-msvc", None),
     ("aarch64-pc-windows-msvc", None),
 ]
-
-passed = 0
-failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {name}")
-        if detail:
-            print("  " + detail.replace("\n", "\n  ")[:4000])
-
 
 def run(args, **kw):
     return subprocess.run(args, capture_output=True, **kw)
@@ -361,10 +348,7 @@ def empty_device_case(work):
 
 
 def main():
-    if not OT or not os.path.exists(OT):
-        print(f"OFFLOADTOOL is not set to the offloadtool binary ({OT!r})")
-        return 1
-    with tempfile.TemporaryDirectory(prefix="ot-object-bundle-") as work:
+    def cases(work):
         with open(os.path.join(work, "h.c"), "w") as f:
             f.write(HOST_C)
         with open(os.path.join(work, "cx.cpp"), "w") as f:
@@ -393,8 +377,7 @@ def main():
             target_case(work, "x86_64-unknown-linux-gnu", None, coff=False, host=big)
         relinked_case(work)
         empty_device_case(work)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return native_cases.run_suite("ot-object-bundle", cases, needs=[BUNDLER])
 
 
 if __name__ == "__main__":
