@@ -55,37 +55,9 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
     } else {
       // A large bundle is decompressed into an unlinked file beside the outputs
       // and mapped: memory stays flat, payloads still leave by copy_file_range.
-      // The decoder writes into the file's mapping and uses it as its window,
-      // so pages behind it can leave memory too (LLVM's frames have a 128 MiB
-      // window): 4 MiB kept behind, as the compressor does.
-      OutputFile scratch = OutputFile::scratch(config.outputs.empty() ? "" : config.outputs[0]);
-      auto release_input = [&](std::uint64_t n) { in->release(base + h.header_size, n); };
-      // (A declared size the data cannot hold gets its error from the decoder
-      // before anything is allocated.)
-      std::unique_ptr<WritableRegion> region;
-      if (h.uncompressed_size <= compress::max_decompressed_size(h.method, payload.size()))
-        region = scratch.map_for_writing(h.uncompressed_size);
-      if (region) {
-        constexpr std::uint64_t kKeep = 4u << 20;
-        std::uint64_t hashed = 0;
-        compress::decompress_into(
-            h.method, payload, region->bytes(),
-            [&](std::uint64_t done) {
-              hash(Bytes(region->bytes().subspan(hashed, done - hashed)));
-              hashed = done;
-              if (done > kKeep) region->release(0, done - kKeep);
-            },
-            release_input);
-      } else {  // an implausible size, or a file system that cannot allocate ahead
-        compress::decompress_stream(
-            h.method, payload, h.uncompressed_size,
-            [&](Bytes b) {
-              hash(b);
-              scratch.write(b);
-            },
-            release_input);
-      }
-      spilled = scratch.map(display);
+      spilled = compress::decompress_to_file(h.method, payload, h.uncompressed_size,
+                                             config.outputs.empty() ? "" : config.outputs[0], display, hash,
+                                             [&](std::uint64_t n) { in->release(base + h.header_size, n); });
     }
   } catch (const Error& e) {
     // LLVM 19 feeds everything after the header to the decompressor; we stop at

@@ -11,6 +11,7 @@
 #include "formats/compressed_bundle.h"
 #include "formats/offload_binary.h"
 #include "object/object_file.h"
+#include "support/mapped_file.h"
 
 namespace ot::compat {
 namespace {
@@ -106,13 +107,20 @@ class Walker {
   void ccob(Bytes data, std::uint64_t base, const std::string& file, const std::string& name) {
     formats::CcobHeader h = rebase_errors(base, [&] { return formats::read_ccob_header(data, file); });
     Bytes payload = rebase_errors(base, [&] { return formats::ccob_payload(data, h); });
-    std::vector<std::byte> plain;
+    std::string inner = fmt::format("{} (decompressed)", file);
+    // A large bundle goes to a scratch file (memory stays flat): reading its
+    // table and the code object headers touches a few of its pages.
+    std::vector<std::byte> in_memory;
+    std::shared_ptr<InputFile> spilled;
     try {
-      plain = compress::decompress(h.method, payload, h.uncompressed_size);
+      if (h.uncompressed_size <= compress::kInMemoryLimit)
+        in_memory = compress::decompress(h.method, payload, h.uncompressed_size);
+      else
+        spilled = compress::decompress_to_file(h.method, payload, h.uncompressed_size, "", inner);
     } catch (const Error& e) {
       fail_at({file, base}, "cannot decompress the compressed bundle: {}", e.message());
     }
-    std::string inner = fmt::format("{} (decompressed)", file);
+    Bytes plain = spilled ? spilled->bytes() : Bytes(in_memory);
     if (formats::has_binary_bundle_magic(plain)) {
       binary(plain, 0, inner, name, true);
       return;

@@ -18,10 +18,6 @@ std::vector<formats::BundleSpan> bundles_of(Bytes data, const std::string& file,
   return spans;
 }
 
-// Decompressed bundles up to this size are recompressed from memory; larger
-// ones from a scratch file (as the bundler's unbundling does).
-constexpr std::uint64_t kInMemoryLimit = 64u << 20;
-
 std::uint64_t common_alignment(const std::vector<formats::BundleSpan>& spans) {
   std::uint64_t align = 4096;
   for (const formats::BundleSpan& s : spans)

@@ -11,6 +11,9 @@
 #include <limits>
 #include <memory>
 
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+
 namespace ot::compress {
 
 std::string_view method_name(Method m) { return m == Method::Zstd ? "zstd" : "zlib"; }
@@ -261,14 +264,24 @@ void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
   ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_windowLogMax, window_log_limit(size));  // as decompress_stream
   ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_stableOutBuffer, 1);
   ZSTD_outBuffer out{dst.data(), dst.size(), 0};
-  std::size_t in_pos = 0, rc = 1;
+  // Input in steps, so that progress is reported (and memory released) as it
+  // goes. The output buffer cannot be cut (the decoder checks that it stays the
+  // same), so the input step adapts to give about kChunk of output a call: a
+  // highly compressible frame (a few KiB for 80 MiB of zeros) would otherwise
+  // be decoded whole in the first call, every page of it touched before the
+  // caller could let go of any.
+  std::size_t in_pos = 0, rc = 1, step = 64;  // grows while the output per call is small
   while (rc != 0) {
-    // Input in steps, so that progress is reported (and memory released) as it goes.
-    ZSTD_inBuffer in{src.data(), std::min<std::size_t>(src.size(), in_pos + kChunk), in_pos};
+    ZSTD_inBuffer in{src.data(), std::min<std::size_t>(src.size(), in_pos + step), in_pos};
     const std::size_t out_before = out.pos;
     rc = ZSTD_decompressStream(dc.get(), &out, &in);
     if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
     const bool progress = in.pos != in_pos || out.pos != out_before;
+    const std::size_t made = out.pos - out_before, taken = in.pos - in_pos;
+    if (made > 2 * kChunk)
+      step = std::max<std::size_t>(64, taken * kChunk / made);
+    else if (made < kChunk / 2)
+      step = std::min<std::size_t>(kChunk, step * 2);
     in_pos = in.pos;
     if (produced) produced(out.pos);
     if (consumed) consumed(in_pos);
@@ -277,6 +290,43 @@ void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
   if (in_pos != src.size()) fail("", "Src size is incorrect");  // data after the frame
   if (out.pos != size)
     fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, out.pos);
+}
+
+std::shared_ptr<InputFile> decompress_to_file(Method method, Bytes src, std::uint64_t size, const std::string& near,
+                                              const std::string& name, const Sink& produced,
+                                              const std::function<void(std::uint64_t)>& consumed) {
+  OutputFile scratch = OutputFile::scratch(near);
+  // (A declared size the data cannot hold gets its error from the decoder
+  // before anything is allocated.)
+  std::unique_ptr<WritableRegion> region;
+  if (size <= max_decompressed_size(method, src.size())) region = scratch.map_for_writing(size);
+  if (region) {
+    // Released in steps of 64 KiB (a multiple of every page size), only what
+    // was not let go of already, so that no page falls between two steps.
+    constexpr std::uint64_t kKeep = 4u << 20, kStep = 64u << 10;
+    std::uint64_t seen = 0, released = 0;
+    decompress_into(
+        method, src, region->bytes(),
+        [&](std::uint64_t done) {
+          if (produced && done > seen) produced(Bytes(region->bytes().subspan(seen, done - seen)));
+          seen = done;
+          const std::uint64_t upto = done > kKeep ? (done - kKeep) / kStep * kStep : 0;
+          if (upto > released) {
+            region->release(released, upto - released);
+            released = upto;
+          }
+        },
+        consumed);
+  } else {
+    decompress_stream(
+        method, src, size,
+        [&](Bytes b) {
+          if (produced) produced(b);
+          scratch.write(b);
+        },
+        consumed);
+  }
+  return scratch.map(name);
 }
 
 std::vector<std::byte> compress_all(const Params& params, Bytes data) {

@@ -11,6 +11,10 @@
 
 #include "support/bytes.h"
 
+namespace ot {
+class InputFile;  // support/mapped_file.h
+}
+
 namespace ot::compress {
 
 // The numbers are llvm::compression::Format, stored in CCOB headers.
@@ -92,5 +96,21 @@ void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
 
 // The largest output `compressed_size` bytes of this method can decode to.
 std::uint64_t max_decompressed_size(Method method, std::uint64_t compressed_size);
+
+// Decompressed bundles up to this size are held in memory; larger ones go
+// through decompress_to_file, so that memory stays flat.
+inline constexpr std::uint64_t kInMemoryLimit = 64u << 20;
+
+// The same as decompress(), into an unlinked scratch file beside `near`
+// (OutputFile::scratch) that is mapped back read-only and shows `name` in
+// errors. The decoder writes into the file's mapping and uses it as its window
+// (decompress_into), and pages more than 4 MiB behind it are dropped (read
+// back from the file if the decoder refers to them), so neither the output nor
+// zstd's window stays in memory. Where the file system cannot allocate ahead,
+// or the declared size is implausible, the output streams into the file
+// instead. `produced(b)` sees every decompressed piece once, in order.
+std::shared_ptr<InputFile> decompress_to_file(Method method, Bytes src, std::uint64_t size, const std::string& near,
+                                              const std::string& name, const Sink& produced = {},
+                                              const std::function<void(std::uint64_t)>& consumed = {});
 
 }  // namespace ot::compress

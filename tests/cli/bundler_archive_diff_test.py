@@ -21,6 +21,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bundler_diff_test as bd  # noqa: E402  (the shared harness)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from native_cases import peak_resident_kib, resident_budget_kib  # noqa: E402
 
 HOST = bd.HOST
 G906 = 'hip-amdgcn-amd-amdhsa--gfx906'
@@ -263,16 +265,6 @@ def run_ours(argv, cwd):
     return p.returncode, p.stdout, p.stderr
 
 
-def peak_resident_kib(argv):
-    """Run argv; its exit code and its peak resident set (KiB) as GNU time sees
-    it (from this process a child's ru_maxrss would include this process's own
-    memory, which a fork copies)."""
-    with tempfile.NamedTemporaryFile(dir=bd.SCRATCH) as t:
-        p = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', t.name] + argv, capture_output=True)
-        lines = open(t.name).read().split()
-    return p.returncode, int(lines[-1]) if lines else -1
-
-
 def resident_check(large):
     """Reading an archive larger than the 64 MiB kept mapped lets go of its pages
     behind every reader: list, check and unbundle stay far below its size."""
@@ -281,14 +273,7 @@ def resident_check(large):
     with open(lib, 'wb') as fh:
         fh.write(large)
     ours = os.path.abspath(os.environ['OFFLOADTOOL'])
-    # KiB above what the binary needs to start (a sanitizer build needs more); the archive is over 64 MiB
-    rc, base = peak_resident_kib([ours, '--version'])
-    if rc != 0:
-        return 'offloadtool --version: exit %d' % rc
-    # AddressSanitizer keeps freed memory in quarantine and shadows the heap: there the budget is 3 x.
-    with open(ours, 'rb') as fh:
-        sanitized = b'__asan_init' in fh.read()
-    limit = base + ((96 if sanitized else 32) << 10)
+    limit = resident_budget_kib(32)  # the archive is over 64 MiB
     for argv in ([ours, 'list', lib],
                  [ours, 'clang-offload-bundler', '-type=a', '-unbundle', '-check-input-archive',
                   '-targets=%s,%s' % (G906, G90A), '-input=' + lib, '-output=' + lib + '.0',

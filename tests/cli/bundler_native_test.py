@@ -129,6 +129,33 @@ def archive_cases(root, tmp, dev):
           got[2].startswith('offloadtool list: error: lib.a: ') and got[2].count('\n') == 1, got)
 
 
+def large_compressed_cases(root, tmp):
+    """A compressed bundle of 80 MiB that compresses to a few KiB (zero-padded
+    images): unbundled from a scratch file in steps, memory stays flat, by the
+    native applet and the LLVM personality alike."""
+    d = tempfile.mkdtemp(dir=tmp)
+    images = {'z906': b'device image 906 ' + bytes(40 << 20), 'z90a': b'device image 90a ' + bytes(40 << 20)}
+    for n, data in images.items():
+        with open(os.path.join(d, n), 'wb') as f:
+            f.write(data)
+    r = subprocess.run([LLVM_BUNDLER, '-type=bc', '-compress', '-targets=%s,%s' % (G906, G90A), '-input=z906',
+                        '-input=z90a', '-output=z.bc'], cwd=d, capture_output=True, text=True)
+    check('LLVM 19 compresses an 80 MiB bundle', r.returncode == 0, r.stderr)
+    limit = native_cases.resident_budget_kib(32)
+    for name, argv in (('unbundle', [OT, 'unbundle', 'z.bc', '-t', '%s=o906' % G906, '-t', '%s=o90a' % G90A]),
+                       ('clang-offload-bundler -unbundle',
+                        [OT, 'clang-offload-bundler', '-type=bc', '-unbundle', '-targets=%s,%s' % (G906, G90A),
+                         '-input=z.bc', '-output=o906', '-output=o90a'])):
+        for o in ('o906', 'o90a'):
+            if os.path.exists(os.path.join(d, o)):
+                os.unlink(os.path.join(d, o))
+        rc, peak = native_cases.peak_resident_kib(argv, cwd=d)
+        same = all(os.path.exists(os.path.join(d, o)) and open(os.path.join(d, o), 'rb').read() == images[i]
+                   for o, i in (('o906', 'z906'), ('o90a', 'z90a')))
+        check('%s of an 80 MiB compressed bundle: the images, peak resident %d KiB <= %d KiB' % (name, peak, limit),
+              rc == 0 and same and peak <= limit, 'exit %d' % rc)
+
+
 def run_cases(root):
     dev = {'d%d' % i: (b'device image %d ' % i) * (100 + 37 * i) for i in range(1, 6)}
     tmp = os.path.join(root, 'llvm')
@@ -136,6 +163,7 @@ def run_cases(root):
     bundle_cases(root, tmp, dev)
     concatenated_cases(root, tmp, dev)
     archive_cases(root, tmp, dev)
+    large_compressed_cases(root, tmp)
 
 
 def main():

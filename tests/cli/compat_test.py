@@ -54,6 +54,32 @@ def run_json(case, args):
         return rc, None, err
 
 
+def run_large_ccob(root):
+    """A compressed bundle larger than the 64 MiB decompressed in memory (LLVM 19
+    writes it): select and verify read it from a scratch file, memory stays flat."""
+    c = Case(root, {'e.ll': b'define void @f() { ret void }\n'})
+    inputs = []
+    for p in ('gfx906', 'gfx90a'):
+        r = subprocess.run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=' + p, '-filetype=obj', 'e.ll',
+                            '-o', p + '.co'], cwd=c.dir, capture_output=True, text=True)
+        check('llc 19 writes %s.co' % p, r.returncode == 0, r.stderr)
+        with open(c.path(p + '.co'), 'ab') as f:  # 40 MiB of padding after the code object
+            f.truncate(os.path.getsize(c.path(p + '.co')) + (40 << 20))
+        inputs.append('-input=%s.co' % p)
+    r = subprocess.run([BUNDLER, '-type=bc', '-compress', '-targets=%sgfx906,%sgfx90a' % (HIP, HIP)] + inputs
+                       + ['-output=big.hipfb'], cwd=c.dir, capture_output=True, text=True)
+    check('LLVM 19 compresses an 80 MiB bundle', r.returncode == 0, r.stderr)
+    got = expect('select: compressed bundle over 64 MiB', c, ['select', 'big.hipfb', '-t', 'gfx90a:xnack+'], 0, None)
+    check('select: compressed bundle over 64 MiB, the code object read',
+          got[1].startswith('selected hip-amdgcn-amd-amdhsa--gfx90a (big.hipfb, compressed bundle at 0x0, entry 1')
+          and 'rejected hip-amdgcn-amd-amdhsa--gfx906' in got[1], got[1])
+    limit = native_cases.resident_budget_kib(32)
+    for args in (['select', 'big.hipfb', '-t', 'gfx90a'], ['verify', 'big.hipfb']):
+        rc, peak = native_cases.peak_resident_kib([OT, 'compat', args[0], c.path('big.hipfb')] + args[2:])
+        check('compat %s of an 80 MiB compressed bundle: peak resident %d KiB <= %d KiB' % (args[0], peak, limit),
+              rc == 0 and peak <= limit, 'exit %d' % rc)
+
+
 def main():
     os.environ.pop('HSA_XNACK', None)  # detect reads it
     if not OT:
@@ -72,6 +98,7 @@ def main():
         run_verify(root)
         run_detect(root)
         run_code_objects(root)
+        run_large_ccob(root)
         run_llvm_cross_check(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)

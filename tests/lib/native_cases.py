@@ -40,6 +40,28 @@ def summary():
     return 1 if failed else 0
 
 
+def peak_resident_kib(argv, cwd=None):
+    """Run argv (in `cwd`); its exit code and its peak resident set (KiB) as GNU
+    time sees it (from this process a child's ru_maxrss would include this
+    process's own memory, which a fork copies)."""
+    with tempfile.NamedTemporaryFile() as t:
+        p = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', t.name] + argv, cwd=cwd, capture_output=True)
+        lines = open(t.name).read().split()
+    return p.returncode, int(lines[-1]) if lines else -1
+
+
+def resident_budget_kib(mib):
+    """The peak resident set (KiB) an offloadtool run may reach when it should
+    stay within `mib` MiB of what the binary needs to start; AddressSanitizer
+    keeps freed memory in quarantine and shadows the heap, so there it is 3 x."""
+    rc, base = peak_resident_kib([OT, '--version'])
+    if rc != 0:
+        raise RuntimeError('offloadtool --version: exit %d' % rc)
+    with open(OT, 'rb') as fh:
+        sanitized = b'__asan_init' in fh.read()
+    return base + ((3 * mib if sanitized else mib) << 10)
+
+
 def run_suite(name, body, needs=()):
     """Runs `body(root)` in a fresh temporary folder (removed afterwards) and
     returns the test's exit code. Fails, never skips, when OFFLOADTOOL is unset

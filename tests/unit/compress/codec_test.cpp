@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "compress/codec.h"
+#include "support/mapped_file.h"
 
 using namespace ot;
 using compress::Compressor;
@@ -78,6 +80,44 @@ TEST_CASE("the window a stable-input caller must keep, and writes that do not co
   p.level = 6;
   Compressor zlib(p, 1000, [](Bytes) {}, Compressor::Input::Stable);
   CHECK(zlib.window_size() == 32768);
+}
+
+TEST_CASE("decompress_into reports progress in steps of a few MiB however compressible the frame") {
+  // 64 MiB of zeros compress to a few KiB: handed over whole, the decoder
+  // would write every page in one call, before the caller could drop any.
+  const std::vector<std::byte> zeros(64u << 20);
+  compress::Params p;  // LLVM's settings: zstd 3 with long-distance matching
+  const std::vector<std::byte> packed = compress::compress_all(p, zeros);
+  REQUIRE(packed.size() < (64u << 10));
+  std::vector<std::byte> out(zeros.size(), std::byte{1});
+  std::uint64_t last = 0, largest_step = 0, calls = 0;
+  compress::decompress_into(p.method, packed, out, [&](std::uint64_t n) {
+    largest_step = std::max(largest_step, n - last);
+    last = n;
+    ++calls;
+  });
+  CHECK(out == zeros);
+  CHECK(last == zeros.size());
+  CHECK(largest_step <= (4u << 20));
+  CHECK(calls >= 16);
+}
+
+TEST_CASE("decompress_to_file: decompress's bytes in a mapped scratch file, each piece seen once") {
+  const std::vector<std::byte> data = test_data(96);
+  for (compress::Method m : {compress::Method::Zstd, compress::Method::Zlib}) {
+    compress::Params p;
+    p.method = m;
+    const std::vector<std::byte> packed = compress::compress_all(p, data);
+    std::vector<std::byte> seen;
+    std::shared_ptr<InputFile> f = compress::decompress_to_file(
+        m, packed, data.size(), "", "plain", [&](Bytes b) { seen.insert(seen.end(), b.begin(), b.end()); });
+    REQUIRE(f);
+    CHECK(f->size() == data.size());
+    CHECK(std::equal(data.begin(), data.end(), f->bytes().begin(), f->bytes().end()));
+    CHECK(seen == data);
+    // A declared size the data does not decode to is the decoder's error.
+    CHECK_THROWS_AS(compress::decompress_to_file(m, packed, data.size() + 1, "", "plain"), Error);
+  }
 }
 
 TEST_CASE("decompress_into gives decompress's bytes and errors, using the destination as its window") {
