@@ -235,8 +235,14 @@ std::optional<StreamInfo> stream_info(Method method, Bytes compressed) {
   return info;
 }
 
-DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash,
-                        const std::function<void(std::uint64_t)>& consumed) {
+namespace {
+
+// The header of the CCOB at the start of `data`, its data decoded by
+// `decode(payload, md5, consumed)` (md5: null when not hashing), decoding
+// errors named by file and offset.
+template <typename Decode>
+DecodedCcob decode_with(Bytes data, const std::string& file, std::uint64_t base, bool hash,
+                        const std::function<void(std::uint64_t)>& consumed, Decode&& decode) {
   DecodedCcob d;
   d.header = rebase_errors(base, [&] { return formats::read_ccob_header(data, file); });
   Bytes payload = formats::ccob_payload(data, d.header);
@@ -244,15 +250,9 @@ DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base,
   std::optional<Md5Pipeline> md5;
   if (hash) md5.emplace();
   try {
-    decompress_stream(
-        d.header.method, payload, d.header.uncompressed_size,
-        [&](Bytes b) {
-          if (md5) md5->update(b);
-          sink(b);
-        },
-        [&](std::uint64_t n) {
-          if (consumed) consumed(d.header.header_size + n);
-        });
+    decode(d.header, payload, md5 ? &*md5 : nullptr, [&](std::uint64_t n) {
+      if (consumed) consumed(d.header.header_size + n);
+    });
   } catch (const Error& e) {
     if (!e.file().empty()) throw;  // the sink's own error (an output that cannot be written)
     fail_at({file, base + d.header.header_size}, "{} data of 0x{:x} bytes does not decompress to 0x{:x} bytes: {}",
@@ -260,6 +260,41 @@ DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base,
   }
   if (md5) d.recomputed_hash = md5->finish();
   return d;
+}
+
+}  // namespace
+
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash,
+                        const std::function<void(std::uint64_t)>& consumed) {
+  return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Pipeline* md5,
+                                                           const std::function<void(std::uint64_t)>& used) {
+    decompress_stream(
+        h.method, payload, h.uncompressed_size,
+        [&](Bytes b) {
+          if (md5) md5->update(b);
+          sink(b);
+        },
+        used);
+  });
+}
+
+DecodedCcob decode_ccob_into(Bytes data, const std::string& file, std::uint64_t base, std::span<std::byte> dst,
+                             bool hash, const std::function<void(std::uint64_t)>& produced,
+                             const std::function<void(std::uint64_t)>& consumed) {
+  return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Pipeline* md5,
+                                                           const std::function<void(std::uint64_t)>& used) {
+    if (dst.size() != h.uncompressed_size)
+      throw std::logic_error("decode_ccob_into: the destination does not have the declared size");
+    std::uint64_t seen = 0;
+    decompress_into(
+        h.method, payload, dst,
+        [&](std::uint64_t done) {
+          if (md5 && done > seen) md5->update(Bytes(dst.subspan(seen, done - seen)));
+          seen = done;
+          if (produced) produced(done);
+        },
+        used);
+  });
 }
 
 Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base) {

@@ -26,6 +26,34 @@ constexpr std::size_t kChunk = 1 << 20;
 // its experimental API section).
 constexpr int kDefaultWindowLogLimit = 27, kMaxWindowLog = 31;
 
+// Where to stop handing a zstd frame's data to a decoder whose output buffer
+// cannot be cut (ZSTD_d_stableOutBuffer) so that it gives about kChunk of output
+// per call: the end of the blocks from the block header at `at` whose output
+// adds up to kChunk (a compressed block gives at most 128 KiB, a raw or RLE
+// block its size; format: RFC 8878 3.1.1.2). Feeding input by size would not
+// do: the second of two equal entries is a few bytes a block, so one MiB of
+// input could be the rest of the frame. Past the last block, or where a block
+// header cannot be read, the step ends at the end of `src`, and the decoder
+// reports what is wrong.
+std::size_t zstd_step_end(Bytes src, std::size_t at) {
+  constexpr std::uint64_t kMaxBlockOutput = 128u << 10;  // ZSTD_BLOCKSIZE_MAX
+  std::uint64_t output = 0;
+  while (output < kChunk) {
+    if (src.size() < 3 || at > src.size() - 3) return src.size();
+    const std::uint32_t header = load_le<std::uint16_t>(src.data() + at) |
+                                 static_cast<std::uint32_t>(std::to_integer<std::uint8_t>(src[at + 2])) << 16;
+    const bool last = header & 1;
+    const unsigned type = (header >> 1) & 3;  // 0 raw, 1 RLE, 2 compressed, 3 reserved
+    const std::uint32_t size = header >> 3;
+    if (type == 3) return src.size();
+    output += type == 2 ? kMaxBlockOutput : size;
+    const std::uint64_t next = at + 3 + std::uint64_t{type == 1 ? 1u : size};
+    if (last || next >= src.size()) return src.size();
+    at = static_cast<std::size_t>(next);
+  }
+  return at;
+}
+
 int window_log_limit(std::uint64_t size) {
   int log = kDefaultWindowLogLimit;
   while (log < kMaxWindowLog && (std::uint64_t{1} << log) < size) ++log;
@@ -264,24 +292,19 @@ void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
   ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_windowLogMax, window_log_limit(size));  // as decompress_stream
   ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_stableOutBuffer, 1);
   ZSTD_outBuffer out{dst.data(), dst.size(), 0};
-  // Input in steps, so that progress is reported (and memory released) as it
-  // goes. The output buffer cannot be cut (the decoder checks that it stays the
-  // same), so the input step adapts to give about kChunk of output a call: a
-  // highly compressible frame (a few KiB for 80 MiB of zeros) would otherwise
-  // be decoded whole in the first call, every page of it touched before the
-  // caller could let go of any.
-  std::size_t in_pos = 0, rc = 1, step = 64;  // grows while the output per call is small
+  // Input in steps of whole blocks, about kChunk of output each (zstd_step_end),
+  // so that progress is reported (and memory released) as it goes: handed over
+  // whole, a highly compressible frame (80 MiB of zeros in 3 KB) would be decoded
+  // in one call, every page of it touched before the caller could drop any.
+  const std::size_t header = ZSTD_frameHeaderSize(src.data(), src.size());
+  std::size_t in_pos = 0, rc = 1, step_end = ZSTD_isError(header) ? src.size() : zstd_step_end(src, header);
   while (rc != 0) {
-    ZSTD_inBuffer in{src.data(), std::min<std::size_t>(src.size(), in_pos + step), in_pos};
+    ZSTD_inBuffer in{src.data(), step_end, in_pos};
     const std::size_t out_before = out.pos;
     rc = ZSTD_decompressStream(dc.get(), &out, &in);
     if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
     const bool progress = in.pos != in_pos || out.pos != out_before;
-    const std::size_t made = out.pos - out_before, taken = in.pos - in_pos;
-    if (made > 2 * kChunk)
-      step = std::max<std::size_t>(64, taken * kChunk / made);
-    else if (made < kChunk / 2)
-      step = std::min<std::size_t>(kChunk, step * 2);
+    if (in.pos == step_end && step_end < src.size()) step_end = zstd_step_end(src, step_end);
     in_pos = in.pos;
     if (produced) produced(out.pos);
     if (consumed) consumed(in_pos);
@@ -299,22 +322,15 @@ std::shared_ptr<InputFile> decompress_to_file(Method method, Bytes src, std::uin
   // (A declared size the data cannot hold gets its error from the decoder
   // before anything is allocated.)
   std::unique_ptr<WritableRegion> region;
-  if (size <= max_decompressed_size(method, src.size())) region = scratch.map_for_writing(size);
+  if (size <= max_decompressed_size(method, src.size())) region = scratch.map_appended(size);
   if (region) {
-    // Released in steps of 64 KiB (a multiple of every page size), only what
-    // was not let go of already, so that no page falls between two steps.
-    constexpr std::uint64_t kKeep = 4u << 20, kStep = 64u << 10;
-    std::uint64_t seen = 0, released = 0;
+    std::uint64_t seen = 0;
     decompress_into(
         method, src, region->bytes(),
         [&](std::uint64_t done) {
           if (produced && done > seen) produced(Bytes(region->bytes().subspan(seen, done - seen)));
           seen = done;
-          const std::uint64_t upto = done > kKeep ? (done - kKeep) / kStep * kStep : 0;
-          if (upto > released) {
-            region->release(released, upto - released);
-            released = upto;
-          }
+          region->release_behind(done);
         },
         consumed);
   } else {

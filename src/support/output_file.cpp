@@ -179,22 +179,40 @@ std::shared_ptr<InputFile> OutputFile::map(std::string name) {
   return InputFile::from_fd(std::move(name), fd);
 }
 
-WritableRegion::~WritableRegion() {
-  if (size_) munmap(data_, size_);
+WritableRegion::~WritableRegion() { munmap(data_ - lead_, size_ + lead_); }
+
+void WritableRegion::release(std::uint64_t off, std::uint64_t len) const {
+  release_pages(data_ - lead_, size_ + lead_, lead_ + off, len);
 }
 
-void WritableRegion::release(std::uint64_t off, std::uint64_t len) const { release_pages(data_, size_, off, len); }
+void WritableRegion::release_behind(std::uint64_t done, std::uint64_t keep) {
+  constexpr std::uint64_t kStep = 64u << 10, kSweep = 4u << 20;
+  const std::uint64_t at = lead_ + std::min(done, size_);  // in the mapping, whose start is page-aligned
+  const std::uint64_t upto = at > keep ? (at - keep) / kStep * kStep : 0;
+  if (upto <= released_) return;
+  // Pages the writer reads again (a decoder's matches reach up to its window
+  // back) return to memory behind the mark: every 4 MiB everything behind is
+  // let go of again (cheap: page tables already empty are skipped whole).
+  const std::uint64_t from = upto / kSweep != released_ / kSweep ? 0 : released_;
+  release_pages(data_ - lead_, size_ + lead_, from, upto - from);
+  released_ = upto;
+}
 
-std::unique_ptr<WritableRegion> OutputFile::map_for_writing(std::uint64_t size) {
-  if (!seekable_) throw std::logic_error("OutputFile::map_for_writing on a stream");
+std::unique_ptr<WritableRegion> OutputFile::map_appended(std::uint64_t size) {
+  if (!seekable_) throw std::logic_error("OutputFile::map_appended on a stream");
   flush();
   if (size == 0) return nullptr;
-  int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(size));
+  int rc = ::posix_fallocate(fd_, static_cast<off_t>(written_), static_cast<off_t>(size));
   if (rc == EOPNOTSUPP || rc == EINVAL) return nullptr;
   if (rc != 0) fail_io(rc);
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t lead = written_ % page;
+  void* p = mmap(nullptr, lead + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(written_ - lead));
   if (p == MAP_FAILED) fail_io(errno);
-  return std::make_unique<WritableRegion>(static_cast<std::byte*>(p), size);
+  auto region = std::make_unique<WritableRegion>(static_cast<std::byte*>(p) + lead, size, lead);
+  if (::lseek(fd_, static_cast<off_t>(written_ + size), SEEK_SET) < 0) fail_io(errno);
+  written_ += size;
+  return region;
 }
 
 void OutputFile::flush() {

@@ -20,10 +20,12 @@ namespace ot {
 
 class InputFile;
 
-// A writable shared mapping of a file (see OutputFile::map_for_writing).
+// A writable shared mapping of part of a file (see OutputFile::map_appended):
+// `size` bytes at `data`, in a mapping that starts `lead` bytes before them
+// (mappings start at a page boundary of the file).
 class WritableRegion {
  public:
-  WritableRegion(std::byte* data, std::uint64_t size) : data_(data), size_(size) {}
+  WritableRegion(std::byte* data, std::uint64_t size, std::uint64_t lead) : data_(data), size_(size), lead_(lead) {}
   WritableRegion(const WritableRegion&) = delete;
   WritableRegion& operator=(const WritableRegion&) = delete;
   ~WritableRegion();
@@ -31,10 +33,16 @@ class WritableRegion {
   // Drop the pages in [off, off+len) from memory; what was written stays in
   // the file, and reading it again brings it back.
   void release(std::uint64_t off, std::uint64_t len) const;
+  // For a writer moving forward: drop what lies more than `keep` bytes behind
+  // `done` and was not dropped before, in steps of 64 KiB (a multiple of every
+  // page size, so that no page is left between two steps).
+  void release_behind(std::uint64_t done, std::uint64_t keep = 4u << 20);
 
  private:
   std::byte* data_;
   std::uint64_t size_;
+  std::uint64_t lead_;
+  std::uint64_t released_ = 0;  // in the mapping, from its start
 };
 
 class OutputFile {
@@ -73,10 +81,12 @@ class OutputFile {
   // The file as written so far (flushed), mapped read-only and shown as `name`
   // in errors; the mapping sees later writes to the pages it covers.
   std::shared_ptr<InputFile> map(std::string name);
-  // The file sized to `size` bytes, its blocks allocated (so that writing
-  // through the mapping cannot fail for want of space), mapped shared and
-  // writable. Empty when the file system cannot allocate ahead.
-  std::unique_ptr<WritableRegion> map_for_writing(std::uint64_t size);
+  // The next `size` bytes of the file, written through memory instead of
+  // write(): their blocks allocated (so that writing through the mapping cannot
+  // fail for want of space) and mapped shared and writable; the write position
+  // moves past them (they read as zeros until written). Empty (and nothing
+  // changed) when `size` is 0 or the file system cannot allocate ahead.
+  std::unique_ptr<WritableRegion> map_appended(std::uint64_t size);
 
   // Flush, fsync-free close, rename over the destination. Throws on failure.
   void commit();

@@ -233,6 +233,31 @@ def test_auto_window(root):
     shutil.rmtree(d.dir)
 
 
+def test_resident(root):
+    # Two identical 40 MiB entries: LLVM's frame refers back 40 MiB for all of the
+    # second, so decoding into the output's mapping reads dropped pages again.
+    d = Dir(root)
+    img = random.Random(12).randbytes(40 << 20)
+    plain = llvm_bundle(d, 'dup.hipfb', [img, img])
+    llvm_bundle(d, 'dup.ccob', [img, img], compress=True)
+    check('resident: LLVM 19 finds the second entry (ratio > 1.9)',
+          len(plain) / os.path.getsize(d.p('dup.ccob')) > 1.9, os.path.getsize(d.p('dup.ccob')))
+    limit = native_cases.resident_budget_kib(32)
+    targets = '-targets=' + ','.join([HOST] + GPUS[:2])
+    for name, argv, outs in (
+            ('compress -d', ['compress', '-d', 'dup.ccob', '-o', 'dup.d'], {'dup.d': plain}),
+            ('compress -d --hash check', ['compress', '-d', '--hash', 'check', 'dup.ccob', '-o', 'dup.h'],
+             {'dup.h': plain}),
+            ('clang-offload-bundler -unbundle', ['clang-offload-bundler', '-type=o', '-unbundle', targets,
+                                                 '-input=dup.ccob', '-output=h', '-output=e0', '-output=e1'],
+             {'e0': img, 'e1': img})):
+        rc, peak = native_cases.peak_resident_kib([OT] + argv, cwd=d.dir)
+        same = all(os.path.exists(d.p(o)) and read(d.p(o)) == want for o, want in outs.items())
+        check('resident: %s of an 80 MiB bundle: right bytes, peak resident %d KiB <= %d KiB' % (name, peak, limit),
+              rc == 0 and same and peak <= limit, 'exit %d' % rc)
+    shutil.rmtree(d.dir)
+
+
 def test_info(root):
     d = Dir(root)
     d.put('c.bc', golden('19-hip2-compressed.bc'))
@@ -388,7 +413,7 @@ def test_bad_input(root):
 
 def run_cases(root):
     for t in (test_llvm_identity, test_llvm_reads, test_threads, test_info, test_concatenated, test_bad_input,
-              test_auto_window):
+              test_auto_window, test_resident):
         t(root)
 
 

@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -132,4 +134,49 @@ TEST_CASE("write_gather: many pieces (more than one writev takes), empty ones, b
   CHECK(out.written() == want.size());
   out.commit();
   CHECK(get(path) == want);
+}
+
+TEST_CASE("map_appended: bytes written through memory between ordinary writes, pages let go of behind") {
+  Folder f;
+  const std::string path = f / "out.bin";
+  std::string want;
+  {
+    OutputFile out(path);
+    out.write(std::string_view("head"));  // the region starts inside a page
+    want += "head";
+    constexpr std::uint64_t kSize = 9u << 20;
+    std::unique_ptr<WritableRegion> region = out.map_appended(kSize);
+    REQUIRE(region);
+    CHECK(region->bytes().size() == kSize);
+    CHECK(out.written() == 4 + kSize);
+    std::string body(kSize, '\0');
+    for (std::uint64_t i = 0; i < kSize; ++i) body[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
+    for (std::uint64_t done = 0; done < kSize;) {  // a writer moving forward, 300 KiB at a time
+      const std::uint64_t n = std::min<std::uint64_t>(300u << 10, kSize - done);
+      std::memcpy(region->bytes().data() + done, body.data() + done, n);
+      done += n;
+      region->release_behind(done, 1u << 20);
+      // what was let go of reads back from the file, and can be read again later
+      CHECK(std::memcmp(region->bytes().data(), body.data(), 64) == 0);
+    }
+    region.reset();
+    want += body;
+    out.write(std::string_view("tail"));
+    want += "tail";
+    CHECK(out.map_appended(0) == nullptr);
+    out.commit();
+  }
+  CHECK(get(path) == want);
+  CHECK(f.names() == std::set<std::string>{"out.bin"});
+}
+
+TEST_CASE("map_appended: an output that is not committed leaves nothing") {
+  Folder f;
+  {
+    OutputFile out(f / "out.bin");
+    std::unique_ptr<WritableRegion> region = out.map_appended(1u << 20);
+    REQUIRE(region);
+    region->bytes()[0] = std::byte{1};
+  }
+  CHECK(f.names().empty());
 }
