@@ -57,27 +57,11 @@ void recode_file(const std::string& input, const std::string& output, const Reco
         });
     out.write_at(at, formats::write_ccob_header(h));
   };
-  // A CCOB decompressed into `target` (the output or a scratch file). Where
-  // that is a file, the decoder writes straight into its mapping and uses it as
-  // its window, and the pages behind are dropped: memory stays at a few MiB,
-  // not the frame's window (128 MiB for LLVM's), and no copy goes through
-  // write(). Otherwise (a pipe, a file system that cannot allocate ahead, a
-  // size the data cannot hold, which the decoder then reports) it is streamed
-  // through the codec's buffers and the window.
+  // A CCOB decompressed into `target` (the output or a scratch file): straight
+  // into its mapping where it is a file (compress::decompress_to).
   auto decompress_ccob = [&](OutputFile& target, Bytes item, std::uint64_t at) {
-    const bool hash = options.hash != RecodeOptions::Hash::Skip;
-    auto consumed = [&](std::uint64_t n) { in->release(at, n); };
-    if (target.seekable()) {
-      formats::CcobHeader h = rebase_errors(at, [&] { return formats::read_ccob_header(item, input); });
-      std::unique_ptr<WritableRegion> region;
-      if (h.uncompressed_size <= max_decompressed_size(h.method, formats::ccob_payload(item, h).size()))
-        region = target.map_appended(h.uncompressed_size);
-      if (region)
-        return decode_ccob_into(
-            item, input, at, region->bytes(), hash, [&](std::uint64_t done) { region->release_behind(done); },
-            consumed);
-    }
-    return decode_ccob(item, input, at, [&](Bytes b) { target.write(b); }, hash, consumed);
+    return decode_ccob_to(target, item, input, at, options.hash != RecodeOptions::Hash::Skip,
+                          [&](std::uint64_t n) { in->release(at, n); });
   };
   for (const formats::BundleSpan& s : spans) {
     out.zeros(align_to(out.written(), align) - out.written());

@@ -278,20 +278,14 @@ DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base,
   });
 }
 
-DecodedCcob decode_ccob_into(Bytes data, const std::string& file, std::uint64_t base, std::span<std::byte> dst,
-                             bool hash, const std::function<void(std::uint64_t)>& produced,
-                             const std::function<void(std::uint64_t)>& consumed) {
+DecodedCcob decode_ccob_to(OutputFile& target, Bytes data, const std::string& file, std::uint64_t base, bool hash,
+                           const std::function<void(std::uint64_t)>& consumed) {
   return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Pipeline* md5,
                                                            const std::function<void(std::uint64_t)>& used) {
-    if (dst.size() != h.uncompressed_size)
-      throw std::logic_error("decode_ccob_into: the destination does not have the declared size");
-    std::uint64_t seen = 0;
-    decompress_into(
-        h.method, payload, dst,
-        [&](std::uint64_t done) {
-          if (md5 && done > seen) md5->update(Bytes(dst.subspan(seen, done - seen)));
-          seen = done;
-          if (produced) produced(done);
+    decompress_to(
+        target, h.method, payload, h.uncompressed_size,
+        [&](Bytes b) {
+          if (md5) md5->update(b);
         },
         used);
   });

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -68,14 +67,10 @@ struct DecodedCcob {
 DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink,
                         bool hash = true, const std::function<void(std::uint64_t)>& consumed = {});
 
-// The same into `dst`, which must hold exactly the declared uncompressed size
-// (a file mapping: the decoder writes into it and uses it as its window, no
-// window buffer of its own); `produced(n)`: the first n bytes of `dst` are final
-// (and hashed), so the caller may drop them from memory. A declared size the
-// data cannot hold is refused before anything is decoded.
-DecodedCcob decode_ccob_into(Bytes data, const std::string& file, std::uint64_t base, std::span<std::byte> dst,
-                             bool hash, const std::function<void(std::uint64_t)>& produced,
-                             const std::function<void(std::uint64_t)>& consumed = {});
+// The same, appended to `target` (compress::decompress_to: into a mapping of
+// it where it is a file, so that memory stays at a few MiB).
+DecodedCcob decode_ccob_to(OutputFile& target, Bytes data, const std::string& file, std::uint64_t base, bool hash,
+                           const std::function<void(std::uint64_t)>& consumed = {});
 
 // The error for a hash mismatch of `d` (found at `base` in `file`).
 Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base);

@@ -315,33 +315,36 @@ void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
     fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, out.pos);
 }
 
-std::shared_ptr<InputFile> decompress_to_file(Method method, Bytes src, std::uint64_t size, const std::string& near,
-                                              const std::string& name, const Sink& produced,
-                                              const std::function<void(std::uint64_t)>& consumed) {
-  OutputFile scratch = OutputFile::scratch(near);
-  // (A declared size the data cannot hold gets its error from the decoder
-  // before anything is allocated.)
+void decompress_to(OutputFile& target, Method method, Bytes src, std::uint64_t size, const Sink& produced,
+                   const std::function<void(std::uint64_t)>& consumed) {
   std::unique_ptr<WritableRegion> region;
-  if (size <= max_decompressed_size(method, src.size())) region = scratch.map_appended(size);
-  if (region) {
-    std::uint64_t seen = 0;
-    decompress_into(
-        method, src, region->bytes(),
-        [&](std::uint64_t done) {
-          if (produced && done > seen) produced(Bytes(region->bytes().subspan(seen, done - seen)));
-          seen = done;
-          region->release_behind(done);
-        },
-        consumed);
-  } else {
+  if (target.seekable() && size <= max_decompressed_size(method, src.size())) region = target.map_appended(size);
+  if (!region) {
     decompress_stream(
         method, src, size,
         [&](Bytes b) {
           if (produced) produced(b);
-          scratch.write(b);
+          target.write(b);
         },
         consumed);
+    return;
   }
+  std::uint64_t seen = 0;
+  decompress_into(
+      method, src, region->bytes(),
+      [&](std::uint64_t done) {
+        if (produced && done > seen) produced(Bytes(region->bytes().subspan(seen, done - seen)));
+        seen = done;
+        region->release_behind(done);
+      },
+      consumed);
+}
+
+std::shared_ptr<InputFile> decompress_to_file(Method method, Bytes src, std::uint64_t size, const std::string& near,
+                                              const std::string& name, const Sink& produced,
+                                              const std::function<void(std::uint64_t)>& consumed) {
+  OutputFile scratch = OutputFile::scratch(near);
+  decompress_to(scratch, method, src, size, produced, consumed);
   return scratch.map(name);
 }
 

@@ -12,7 +12,8 @@
 #include "support/bytes.h"
 
 namespace ot {
-class InputFile;  // support/mapped_file.h
+class InputFile;   // support/mapped_file.h
+class OutputFile;  // support/output_file.h
 }
 
 namespace ot::compress {
@@ -101,14 +102,22 @@ std::uint64_t max_decompressed_size(Method method, std::uint64_t compressed_size
 // through decompress_to_file, so that memory stays flat.
 inline constexpr std::uint64_t kInMemoryLimit = 64u << 20;
 
-// The same as decompress(), into an unlinked scratch file beside `near`
-// (OutputFile::scratch) that is mapped back read-only and shows `name` in
-// errors. The decoder writes into the file's mapping and uses it as its window
-// (decompress_into), and pages more than 4 MiB behind it are dropped (read
-// back from the file if the decoder refers to them), so neither the output nor
-// zstd's window stays in memory. Where the file system cannot allocate ahead,
-// or the declared size is implausible, the output streams into the file
-// instead. `produced(b)` sees every decompressed piece once, in order.
+// The same as decompress(), appended to `target` at its write position. Where
+// `target` is a file (and the declared size one the data can hold), the decoder
+// writes straight into a mapping of it (OutputFile::map_appended) and uses that
+// as its window (decompress_into), and pages more than 4 MiB behind it are
+// dropped (read back from the file when the decoder refers to them): neither
+// the output nor zstd's window stays in memory, and nothing is copied through
+// write(). Otherwise (a pipe, a file system that cannot allocate ahead, an
+// implausible size, which the decoder then reports) the output streams through
+// the codec's buffers and the frame's window. `produced(b)` sees every
+// decompressed piece once, in order.
+void decompress_to(OutputFile& target, Method method, Bytes src, std::uint64_t size, const Sink& produced = {},
+                   const std::function<void(std::uint64_t)>& consumed = {});
+
+// The same into an unlinked scratch file beside `near` (OutputFile::scratch),
+// mapped back read-only and showing `name` in errors: for bundles too large
+// for memory.
 std::shared_ptr<InputFile> decompress_to_file(Method method, Bytes src, std::uint64_t size, const std::string& near,
                                               const std::string& name, const Sink& produced = {},
                                               const std::function<void(std::uint64_t)>& consumed = {});

@@ -6,6 +6,8 @@
 #include "../bundle_builder.h"
 #include "../test_files.h"
 #include "compress/ccob.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
 #include "formats/bundle_binary.h"
 #include "support/bytes.h"
 
@@ -14,9 +16,21 @@ using ot::test::golden;
 
 namespace {
 
-std::vector<std::byte> decode_all(Bytes ccob, compress::DecodedCcob* info = nullptr, std::uint64_t base = 0) {
+// Decoded through a sink (decode_ccob) or into a file's mapping after a few
+// bytes already written (decode_ccob_to): the same bytes, header and errors.
+std::vector<std::byte> decode_all(Bytes ccob, compress::DecodedCcob* info = nullptr, std::uint64_t base = 0,
+                                  bool to_file = false) {
   std::vector<std::byte> out;
-  auto d = compress::decode_ccob(ccob, "f.ccob", base, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
+  compress::DecodedCcob d;
+  if (to_file) {
+    OutputFile f = OutputFile::scratch("");
+    f.write(std::string_view("abc"));
+    d = compress::decode_ccob_to(f, ccob, "f.ccob", base, true);
+    std::shared_ptr<InputFile> back = f.map("scratch");
+    out.assign(back->bytes().begin() + 3, back->bytes().end());
+  } else {
+    d = compress::decode_ccob(ccob, "f.ccob", base, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
+  }
   if (info) *info = d;
   return out;
 }
@@ -74,6 +88,7 @@ TEST_CASE("make_ccob reproduces LLVM 19's -compress bytes (default and -compress
 TEST_CASE("decode_ccob: LLVM's CCOB back to the bundle, hash recomputed, stream header read") {
   auto ccob = golden("19-hip2-compressed.bc");
   compress::DecodedCcob d;
+  CHECK(decode_all(ccob, nullptr, 0, true) == golden("19-hip2.bc"));  // into a file, too
   CHECK(decode_all(ccob, &d) == golden("19-hip2.bc"));
   CHECK(d.header.version == 2);
   CHECK(d.compressed_size == 113);
@@ -89,7 +104,9 @@ TEST_CASE("decode_ccob: LLVM's CCOB back to the bundle, hash recomputed, stream 
 TEST_CASE("decode_ccob: a stored hash that does not match is reported, with the field's offset") {
   auto ccob = golden("19-hip2-compressed.bc");
   ccob[16] ^= std::byte{1};
-  compress::DecodedCcob d;
+  compress::DecodedCcob d, to_file;
+  decode_all(ccob, &to_file, 0x1000, true);
+  CHECK(to_file.recomputed_hash == 0x2bcafb899a29dc94u);
   decode_all(ccob, &d, 0x1000);
   CHECK(!d.hash_matches());
   CHECK(std::string(compress::hash_mismatch_error(d, "f.ccob", 0x1000).what()) ==
@@ -102,31 +119,37 @@ TEST_CASE("decode_ccob: a stored hash that does not match is reported, with the 
 }
 
 TEST_CASE("decode_ccob: lying headers are errors naming the file offset, nothing allocated for absurd sizes") {
-  auto good = golden("19-hip2-compressed.bc");
-  auto ccob = good;
-  store_le<std::uint32_t>(ccob.data() + 12, 189);  // one byte more than the data holds
-  CHECK(error_of([&] { decode_all(ccob, nullptr, 0x2000); }) ==
-        "f.ccob: zstd data of 0x71 bytes does not decompress to 0xbd bytes: declared uncompressed size 0xbd but the "
-        "data decompresses to 0xbc bytes, at offset 0x2018");
-  store_le<std::uint32_t>(ccob.data() + 12, 0xffffffffu);  // 4 GiB from 113 bytes: refused before any allocation
-  CHECK(error_of([&] { decode_all(ccob); }) ==
-        "f.ccob: zstd data of 0x71 bytes does not decompress to 0xffffffff bytes: declared uncompressed size "
-        "0xffffffff is more than 0x71 compressed bytes can hold, at offset 0x18");
-  ccob = good;
-  store_le<std::uint32_t>(ccob.data() + 8, 0x1000);  // total size past the end
-  CHECK(error_of([&] { decode_all(ccob, nullptr, 0x3000); }) ==
-        "f.ccob: compressed bundle total size 0x1000 exceeds the file size 0x89, at offset 0x3008");
-  ccob = good;
-  store_le<std::uint32_t>(ccob.data() + 8, 0x60);  // total size cuts the frame short
-  CHECK(error_of([&] { decode_all(ccob); }) ==
-        "f.ccob: zstd data of 0x48 bytes does not decompress to 0xbc bytes: Src size is incorrect, at offset 0x18");
-  ccob = good;
-  ccob[24] ^= std::byte{0x55};  // not a zstd frame
-  CHECK(error_of([&] { decode_all(ccob); }) ==
-        "f.ccob: zstd data of 0x71 bytes does not decompress to 0xbc bytes: Unknown frame descriptor, at offset 0x18");
-  ccob = good;
-  store_le<std::uint16_t>(ccob.data() + 4, 7);
-  CHECK(error_of([&] { decode_all(ccob, nullptr, 0x10); }) == "f.ccob: unknown compressed bundle version 7, at offset 0x14");
+  for (bool to_file : {false, true}) {
+    CAPTURE(to_file);
+    auto decode_all = [&](Bytes c, compress::DecodedCcob* info = nullptr, std::uint64_t base = 0) {
+      return ::decode_all(c, info, base, to_file);
+    };
+    auto good = golden("19-hip2-compressed.bc");
+    auto ccob = good;
+    store_le<std::uint32_t>(ccob.data() + 12, 189);  // one byte more than the data holds
+    CHECK(error_of([&] { decode_all(ccob, nullptr, 0x2000); }) ==
+          "f.ccob: zstd data of 0x71 bytes does not decompress to 0xbd bytes: declared uncompressed size 0xbd but the "
+          "data decompresses to 0xbc bytes, at offset 0x2018");
+    store_le<std::uint32_t>(ccob.data() + 12, 0xffffffffu);  // 4 GiB from 113 bytes: refused before any allocation
+    CHECK(error_of([&] { decode_all(ccob); }) ==
+          "f.ccob: zstd data of 0x71 bytes does not decompress to 0xffffffff bytes: declared uncompressed size "
+          "0xffffffff is more than 0x71 compressed bytes can hold, at offset 0x18");
+    ccob = good;
+    store_le<std::uint32_t>(ccob.data() + 8, 0x1000);  // total size past the end
+    CHECK(error_of([&] { decode_all(ccob, nullptr, 0x3000); }) ==
+          "f.ccob: compressed bundle total size 0x1000 exceeds the file size 0x89, at offset 0x3008");
+    ccob = good;
+    store_le<std::uint32_t>(ccob.data() + 8, 0x60);  // total size cuts the frame short
+    CHECK(error_of([&] { decode_all(ccob); }) ==
+          "f.ccob: zstd data of 0x48 bytes does not decompress to 0xbc bytes: Src size is incorrect, at offset 0x18");
+    ccob = good;
+    ccob[24] ^= std::byte{0x55};  // not a zstd frame
+    CHECK(error_of([&] { decode_all(ccob); }) ==
+          "f.ccob: zstd data of 0x71 bytes does not decompress to 0xbc bytes: Unknown frame descriptor, at offset 0x18");
+    ccob = good;
+    store_le<std::uint16_t>(ccob.data() + 4, 7);
+    CHECK(error_of([&] { decode_all(ccob, nullptr, 0x10); }) == "f.ccob: unknown compressed bundle version 7, at offset 0x14");
+  }
 }
 
 TEST_CASE("zlib CCOBs: written as LLVM's compress2 output, read back, window bits reported") {
