@@ -255,6 +255,9 @@ def test_resident(root):
         same = all(os.path.exists(d.p(o)) and read(d.p(o)) == want for o, want in outs.items())
         check('resident: %s of an 80 MiB bundle: right bytes, peak resident %d KiB <= %d KiB' % (name, peak, limit),
               rc == 0 and same and peak <= limit, 'exit %d' % rc)
+    # into a pipe: streamed through zstd's window instead of a mapping, the same bytes
+    r = subprocess.run([OT, 'compress', '-d', 'dup.ccob', '-o', '-'], cwd=d.dir, capture_output=True)
+    check('resident: -d into a pipe', r.returncode == 0 and r.stdout == plain and not r.stderr, r.stderr)
     shutil.rmtree(d.dir)
 
 
