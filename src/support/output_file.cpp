@@ -181,10 +181,6 @@ std::shared_ptr<InputFile> OutputFile::map(std::string name) {
 
 WritableRegion::~WritableRegion() { munmap(data_ - lead_, size_ + lead_); }
 
-void WritableRegion::release(std::uint64_t off, std::uint64_t len) const {
-  release_pages(data_ - lead_, size_ + lead_, lead_ + off, len);
-}
-
 void WritableRegion::release_behind(std::uint64_t done, std::uint64_t keep) {
   constexpr std::uint64_t kStep = 64u << 10, kSweep = 4u << 20;
   const std::uint64_t at = lead_ + std::min(done, size_);  // in the mapping, whose start is page-aligned

@@ -30,12 +30,11 @@ class WritableRegion {
   WritableRegion& operator=(const WritableRegion&) = delete;
   ~WritableRegion();
   std::span<std::byte> bytes() const { return {data_, size_}; }
-  // Drop the pages in [off, off+len) from memory; what was written stays in
-  // the file, and reading it again brings it back.
-  void release(std::uint64_t off, std::uint64_t len) const;
-  // For a writer moving forward: drop what lies more than `keep` bytes behind
-  // `done` and was not dropped before, in steps of 64 KiB (a multiple of every
-  // page size, so that no page is left between two steps).
+  // For a writer moving forward: drop from memory the pages more than `keep`
+  // bytes behind `done` (what was written stays in the file, and reading it
+  // again brings it back), in steps of 64 KiB (a multiple of every page size,
+  // so that no page is left between two steps); every 4 MiB also the pages
+  // behind that the writer has read again since.
   void release_behind(std::uint64_t done, std::uint64_t keep = 4u << 20);
 
  private:
