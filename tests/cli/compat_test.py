@@ -75,7 +75,7 @@ def run_large_ccob(root):
           and 'rejected hip-amdgcn-amd-amdhsa--gfx906' in got[1], got[1])
     limit = native_cases.resident_budget_kib(32)
     for args in (['select', 'big.hipfb', '-t', 'gfx90a'], ['verify', 'big.hipfb']):
-        rc, peak = native_cases.peak_resident_kib([OT, 'compat', args[0], c.path('big.hipfb')] + args[2:])
+        rc, peak = native_cases.peak_resident_kib([OT, 'compat'] + args, cwd=c.dir)
         check('compat %s of an 80 MiB compressed bundle: peak resident %d KiB <= %d KiB' % (args[0], peak, limit),
               rc == 0 and peak <= limit, 'exit %d' % rc)
 
