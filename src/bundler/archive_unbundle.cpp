@@ -281,6 +281,7 @@ void check_input_archive(const Config& config) {
 }
 
 void unbundle_archive(const Config& config, const std::vector<BundleId>& targets) {
+  Crew crew;  // first, so that its helpers are running when there is work for them
   if (config.check_input_archive) check_input_archive(config);
   const std::string& path = config.inputs[0];
   auto in = InputFile::open(path);
@@ -301,7 +302,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   const std::string near = config.outputs.empty() ? std::string() : config.outputs[0];
   std::deque<Slice> scans;
   run_pipeline(
-      in_order ? 1 : 0, scans,
+      crew, in_order ? 1 : 0, scans,
       [&](auto add) {
         std::vector<archive::Member> batch;
         auto publish = [&] {
@@ -348,7 +349,8 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   // writers are scheduled).
   std::vector<OutputFile> outs;
   for (std::size_t i = 0; i < targets.size(); ++i) outs.emplace_back(config.outputs[i]);
-  run_jobs(targets.size(), 0, [&](std::size_t i) {
+  crew.last_stage();
+  run_jobs(crew, targets.size(), 0, [&](std::size_t i) {
     const std::vector<PendingMember>& pending = per_target[i];
     std::vector<archive::NewMember> list;
     list.reserve(pending.size());

@@ -2,10 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace ot;
@@ -72,4 +75,44 @@ TEST_CASE("run_pipeline: the lowest failed item first, then the producer's failu
                          std::runtime_error);
     CHECK(more.size() == 20);  // what was made before the failure was consumed
   }
+}
+
+TEST_CASE("a crew serves one stage after another") {
+  Crew crew(3);
+  CHECK(crew.size() == 3);
+  for (int stage = 0; stage < 5; ++stage) {
+    std::vector<std::atomic<int>> runs(64);
+    if (stage == 4) crew.last_stage();
+    run_jobs(crew, runs.size(), 0, [&](std::size_t i) { runs[i]++; });
+    for (const auto& r : runs) CHECK(r.load() == 1);
+  }
+  // after its last stage the crew's helpers have left: the caller does the work alone
+  std::deque<int> items;
+  std::set<std::thread::id> late;
+  run_pipeline(crew, 0, items, [](auto add) { for (int i = 0; i < 50; ++i) add(i); },
+               [&](std::size_t, int&) { late.insert(std::this_thread::get_id()); });
+  CHECK(items.size() == 50);
+  CHECK(late == std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+TEST_CASE("a crew: max_threads 1 keeps the work on the calling thread, in order") {
+  Crew crew(4);
+  std::deque<int> items;
+  std::vector<int> order;
+  run_pipeline(crew, 1, items, [](auto add) { for (int i = 0; i < 20; ++i) add(i); },
+               [&](std::size_t, int& item) { order.push_back(item); });
+  CHECK(order.size() == 20);
+  CHECK(std::is_sorted(order.begin(), order.end()));
+}
+
+TEST_CASE("a crew: a failure in one stage leaves the crew fit for the next") {
+  Crew crew(2);
+  CHECK_THROWS_WITH_AS(run_jobs(crew, 6, 0,
+                                [](std::size_t i) {
+                                  if (i == 4) throw std::runtime_error("job 4");
+                                }),
+                       "job 4", std::runtime_error);
+  std::atomic<int> done{0};
+  run_jobs(crew, 6, 0, [&](std::size_t) { done++; });
+  CHECK(done.load() == 6);
 }
