@@ -1,6 +1,7 @@
 #include "archive/ar_writer.h"
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "archive/member_symbols.h"
@@ -112,10 +113,15 @@ std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> memb
   const std::uint64_t start = out.written();
   std::vector<Bytes> pieces{as_bytes(kMagic), as_bytes(symtab), as_bytes(name_table)};
   std::uint64_t batch = 0;
+  // options.read_sources: the batch's payloads, read; a batch ends once it
+  // holds kBatchBytes, so it never holds more than twice that.
+  std::unique_ptr<std::byte[]> read_buffer;  // not zeroed first: pread fills what is used
+  std::uint64_t read_used = 0;
   auto write_batch = [&](std::size_t done) {
     out.write_gather(pieces);
     pieces.clear();
     batch = 0;
+    read_used = 0;
     if (options.written) options.written(done);
   };
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -124,7 +130,16 @@ std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> memb
     if (m.source && m.data.size() >= kKernelCopyBytes) {
       out.write_gather(pieces);
       pieces.clear();
+      read_used = 0;
       out.copy_from(*m.source, static_cast<std::uint64_t>(m.data.data() - m.source->bytes().data()), m.data.size());
+    } else if (options.read_sources && m.source && m.source->fd() >= 0 && !m.data.empty()) {
+      if (!read_buffer) read_buffer.reset(new std::byte[2 * kBatchBytes]);
+      const std::uint64_t at = static_cast<std::uint64_t>(m.data.data() - m.source->bytes().data());
+      std::byte* to = read_buffer.get() + read_used;
+      m.source->read_at(at, to, m.data.size());
+      pieces.push_back(Bytes(to, m.data.size()));
+      read_used += m.data.size();
+      batch += m.data.size();
     } else {
       pieces.push_back(m.data);
       batch += m.data.size();

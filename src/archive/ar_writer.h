@@ -40,6 +40,12 @@ struct WriteOptions {
   // Called as the members go out: with n, the first n members are written
   // and their data is not read again.
   std::function<void(std::size_t n)> written = nullptr;
+  // Payloads of a source file (below the kernel-copy size) are read from its
+  // descriptor (pread) into a buffer of this writer's, not through its
+  // mapping: for a source whose mapped pages were let go of, reading them
+  // back through the mapping would fault each in again and need letting go
+  // of again.
+  bool read_sources = false;
 };
 
 // Appends the archive to `out`; returns the number of bytes written.

@@ -130,7 +130,6 @@ struct PendingMember {
   std::uint64_t scratch_size = 0;
   bool in_scratch = false;
   const std::vector<std::string>* symbols = nullptr;  // worked out while scanning
-  std::uint64_t archive_offset = 0;                   // of the archive member it came from
 };
 
 // Lets go of the pages of `in` before `pos`, kReleaseStep or more at a time;
@@ -184,7 +183,6 @@ void scan_slice(const Config& config, const std::shared_ptr<InputFile>& in, cons
       if (v.compatible.empty()) continue;
       PendingMember pm;
       pm.name = device_member_name(m.name, e.id, v.device_ext);
-      pm.archive_offset = m.header_offset;
       if (b.is_host_marker(e) && config.print_commands) {
         // -###: LLVM prints the llvm-objcopy command it would run on temporary
         // copies of the member, and the device archive gets an empty member.
@@ -344,9 +342,10 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   // One archive per target, written side by side: each is its own file, so
   // the bytes do not depend on the thread count; most of the time is the
   // kernel copying payloads into the page cache, which scales with threads.
-  // Of a large archive each writer lets go of the pages behind it (another
-  // writer still behind reads them back: memory stays bounded however the
-  // writers are scheduled).
+  // The pages of a large archive were let go of by the scan: its writers read
+  // the payloads (pread into a buffer) rather than map them in again, so
+  // memory stays flat with no more releasing (5000 members, 263 MB: 15700
+  // page faults and 167 madvise calls before, a third of the time).
   std::vector<OutputFile> outs;
   for (std::size_t i = 0; i < targets.size(); ++i) outs.emplace_back(config.outputs[i]);
   crew.last_stage();
@@ -355,13 +354,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
     std::vector<archive::NewMember> list;
     list.reserve(pending.size());
     for (const PendingMember& pm : pending) list.push_back({pm.name, pm.data, pm.source, pm.symbols});
-    archive::WriteOptions options;
-    std::uint64_t dropped = 0;
-    if (in->size() > kKeepMapped)
-      options.written = [&](std::size_t n) {
-        dropped = release_behind(*in, dropped, n < pending.size() ? pending[n].archive_offset : in->size());
-      };
-    archive::write_gnu_archive(outs[i], list, options);
+    archive::write_gnu_archive(outs[i], list, {.read_sources = in->size() > kKeepMapped});
   });
   OutputFile::commit_all(outs);
 }

@@ -1,5 +1,6 @@
 #include "support/mapped_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -102,6 +103,24 @@ std::shared_ptr<InputFile> InputFile::from_memory(std::string name, std::vector<
 InputFile::~InputFile() {
   if (mapped_) munmap(const_cast<std::byte*>(data_), size_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::read_at(std::uint64_t off, std::byte* to, std::uint64_t len) const {
+  if (range_exceeds(off, len, size_))
+    fail_at({path_, off}, "0x{:x} bytes to read extend past the end of the file", len);
+  if (fd_ < 0) {
+    std::copy_n(data_ + off, len, to);
+    return;
+  }
+  while (len > 0) {
+    const ssize_t n = ::pread(fd_, to, std::min<std::uint64_t>(len, 1u << 30), static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_at({path_, off}, "cannot read: {}", errno_text(errno));
+    if (n == 0) fail_at({path_, off}, "the file ended early (it changed while being read)");
+    to += n;
+    off += static_cast<std::uint64_t>(n);
+    len -= static_cast<std::uint64_t>(n);
+  }
 }
 
 void release_pages(const std::byte* base, std::uint64_t size, std::uint64_t off, std::uint64_t len) {

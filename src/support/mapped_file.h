@@ -33,6 +33,10 @@ class InputFile {
   // The descriptor of a regular file, or -1 when the data lives in memory.
   int fd() const { return fd_; }
 
+  // Copy [off, off+len) to `to` with pread (a file's descriptor; from memory
+  // otherwise), not through the mapping: it maps no page in.
+  void read_at(std::uint64_t off, std::byte* to, std::uint64_t len) const;
+
   // Tell the kernel the mapped pages in [off, off+len) are no longer needed,
   // so streaming a large input keeps the resident set flat.
   void release(std::uint64_t off, std::uint64_t len) const;

@@ -97,7 +97,7 @@ TEST_CASE("members stream from their input file") {
   unlink(path.c_str());
 }
 
-TEST_CASE("the same bytes whether payloads are in memory, read from a file or copied by the kernel") {
+TEST_CASE("the same bytes whether payloads are in memory, mapped, read from a file or copied by the kernel") {
   // Two members of 1.5 MiB (copied by the kernel) around many small ones
   // (handed to writev in batches), from one source file.
   std::string text;
@@ -125,6 +125,8 @@ TEST_CASE("the same bytes whether payloads are in memory, read from a file or co
   archive::WriteOptions options{.written = [&](std::size_t n) { progress.push_back(n); }};
   const auto from_file = write(sourced, options);
   CHECK(write(memory) == from_file);
+  // payloads read from the source's descriptor (not its mapping) give the same bytes
+  CHECK(write(sourced, {.read_sources = true}) == from_file);
   REQUIRE_FALSE(progress.empty());
   CHECK(std::is_sorted(progress.begin(), progress.end()));
   CHECK(progress.back() == sourced.size());

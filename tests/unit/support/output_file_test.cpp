@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "support/mapped_file.h"
 #include "support/output_file.h"
 
 using namespace ot;
@@ -179,4 +180,23 @@ TEST_CASE("map_appended: an output that is not committed leaves nothing") {
     region->bytes()[0] = std::byte{1};
   }
   CHECK(f.names().empty());
+}
+
+TEST_CASE("InputFile::read_at reads the file, not its mapping, and names the offset of what is missing") {
+  Folder f;
+  put(f / "in", "0123456789abcdef");
+  auto in = InputFile::open(f / "in");
+  std::string got(6, '?');
+  in->read_at(4, reinterpret_cast<std::byte*>(got.data()), 6);
+  CHECK(got == "456789");
+  CHECK_THROWS_WITH(in->read_at(12, reinterpret_cast<std::byte*>(got.data()), 6),
+                    (f / "in" + ": 0x6 bytes to read extend past the end of the file, at offset 0xc").c_str());
+  // the file shrank after it was opened: the mapping's size no longer holds
+  REQUIRE(::truncate((f / "in").c_str(), 8) == 0);
+  CHECK_THROWS_WITH(in->read_at(4, reinterpret_cast<std::byte*>(got.data()), 6),
+                    (f / "in" + ": the file ended early (it changed while being read), at offset 0x8").c_str());
+  auto memory = InputFile::from_memory("mem", {std::byte{1}, std::byte{2}, std::byte{3}});
+  std::byte b[2]{};
+  memory->read_at(1, b, 2);
+  CHECK((b[0] == std::byte{2} && b[1] == std::byte{3}));
 }
