@@ -344,8 +344,8 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   // kernel copying payloads into the page cache, which scales with threads.
   // The pages of a large archive were let go of by the scan: its writers read
   // the payloads (pread into a buffer) rather than map them in again, so
-  // memory stays flat with no more releasing (5000 members, 263 MB: 15700
-  // page faults and 167 madvise calls before, a third of the time).
+  // memory stays flat with no more releasing (5000 members, 263 MB: 11300
+  // page faults instead of 15700, no madvise calls instead of 167).
   std::vector<OutputFile> outs;
   for (std::size_t i = 0; i < targets.size(); ++i) outs.emplace_back(config.outputs[i]);
   crew.last_stage();
