@@ -106,10 +106,9 @@ std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> memb
   }
 
   // Headers and payloads go to the kernel together (writev) in batches of
-  // about kBatchBytes, not one by one through the output's buffer; after each
-  // batch the caller hears how many members are out (options.written), so that
-  // it can let go of their pages. Payloads of a source file from
-  // kKernelCopyBytes up are copied by the kernel instead (copy_file_range).
+  // about kBatchBytes, not one by one through the output's buffer. Payloads of
+  // a source file from kKernelCopyBytes up are copied by the kernel instead
+  // (copy_file_range).
   const std::uint64_t start = out.written();
   std::vector<Bytes> pieces{as_bytes(kMagic), as_bytes(symtab), as_bytes(name_table)};
   std::uint64_t batch = 0;
@@ -117,12 +116,11 @@ std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> memb
   // holds kBatchBytes, so it never holds more than twice that.
   std::unique_ptr<std::byte[]> read_buffer;  // not zeroed first: pread fills what is used
   std::uint64_t read_used = 0;
-  auto write_batch = [&](std::size_t done) {
+  auto write_batch = [&] {
     out.write_gather(pieces);
     pieces.clear();
     batch = 0;
     read_used = 0;
-    if (options.written) options.written(done);
   };
   for (std::size_t i = 0; i < members.size(); ++i) {
     const NewMember& m = members[i];
@@ -145,9 +143,9 @@ std::uint64_t write_gnu_archive(OutputFile& out, std::span<const NewMember> memb
       batch += m.data.size();
     }
     if (layout[i].padding) pieces.push_back(as_bytes(std::string_view("\n")));
-    if (batch >= kBatchBytes) write_batch(i + 1);
+    if (batch >= kBatchBytes) write_batch();
   }
-  write_batch(members.size());
+  write_batch();
   return out.written() - start;
 }
 

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,9 +36,6 @@ struct WriteOptions {
   // reads the same value from the SYM64_THRESHOLD environment variable (for
   // tests); callers that want that behaviour pass it here.
   std::uint64_t sym64_threshold = std::uint64_t{1} << 32;
-  // Called as the members go out: with n, the first n members are written
-  // and their data is not read again.
-  std::function<void(std::size_t n)> written = nullptr;
   // Payloads of a source file (below the kernel-copy size) are read from its
   // descriptor (pread) into a buffer of this writer's, not through its
   // mapping: for a source whose mapped pages were let go of, reading them

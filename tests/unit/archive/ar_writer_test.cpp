@@ -121,15 +121,10 @@ TEST_CASE("the same bytes whether payloads are in memory, mapped, read from a fi
   for (int i = 0; i < 2000; ++i) add(fmt::format("small{}", i), 17 + i % 13);
   add("big2", (3u << 19) + 1);
   add("last", 5);
-  std::vector<std::size_t> progress;
-  archive::WriteOptions options{.written = [&](std::size_t n) { progress.push_back(n); }};
-  const auto from_file = write(sourced, options);
+  const auto from_file = write(sourced);
   CHECK(write(memory) == from_file);
   // payloads read from the source's descriptor (not its mapping) give the same bytes
   CHECK(write(sourced, {.read_sources = true}) == from_file);
-  REQUIRE_FALSE(progress.empty());
-  CHECK(std::is_sorted(progress.begin(), progress.end()));
-  CHECK(progress.back() == sourced.size());
   // the archive holds the members in order, each after its header
   CHECK(from_file.size() > all.size());
   unlink(path.c_str());
