@@ -73,9 +73,9 @@ namespace {
 
 // The archive is read through its mapping, and memory stays within a budget
 // however large it is: an archive of up to kKeepMapped stays mapped (so the
-// writers find its pages there); of a larger one the header walk, each scan
-// slice and each writer let go of the pages behind them as they go, in steps
-// of kReleaseStep.
+// writers find its pages there); of a larger one the header walk and each
+// scan slice let go of the pages behind them as they go, in steps of
+// kReleaseStep, and the writers read the payloads with pread.
 constexpr std::uint64_t kKeepMapped = 64u << 20;
 constexpr std::uint64_t kReleaseStep = 8u << 20;
 constexpr std::size_t kSliceMembers = 64;
