@@ -121,13 +121,6 @@ void run_pipeline(Crew& crew, unsigned max_threads, std::deque<Item>& items, Pro
   if (producer_error) std::rethrow_exception(producer_error);
 }
 
-// The same with a crew of its own, of up to max_threads threads.
-template <typename Item, typename Produce, typename Consume>
-void run_pipeline(unsigned max_threads, std::deque<Item>& items, Produce&& produce, Consume&& consume) {
-  Crew crew(max_threads);
-  run_pipeline(crew, 0, items, std::forward<Produce>(produce), std::forward<Consume>(consume));
-}
-
 // Calls job(i) for every i in [0, count), on up to `max_threads` of the
 // crew's threads (the calling thread is one of them; 0 = all). Every job runs
 // to its end; then the exception of the lowest-numbered failed job, if any, is
@@ -142,14 +135,6 @@ void run_jobs(Crew& crew, std::size_t count, unsigned max_threads, Job&& job) {
         for (std::size_t i = 0; i < count; ++i) add(i);
       },
       [&](std::size_t, std::size_t i) { job(i); });
-}
-
-// The same with a crew of its own (0 = the machine's processors).
-template <typename Job>
-void run_jobs(std::size_t count, unsigned max_threads, Job&& job) {
-  if (max_threads == 0) max_threads = std::max(1u, std::thread::hardware_concurrency());
-  Crew crew(static_cast<unsigned>(std::clamp<std::size_t>(count, 1, max_threads)));
-  run_jobs(crew, count, 0, std::forward<Job>(job));
 }
 
 }  // namespace ot

@@ -16,16 +16,19 @@ using namespace ot;
 TEST_CASE("run_jobs runs every job once, on any number of threads") {
   for (unsigned threads : {0u, 1u, 2u, 8u}) {
     std::vector<std::atomic<int>> runs(37);
-    run_jobs(runs.size(), threads, [&](std::size_t i) { runs[i]++; });
+    Crew crew(threads);
+    run_jobs(crew, runs.size(), 0, [&](std::size_t i) { runs[i]++; });
     for (const auto& r : runs) CHECK(r.load() == 1);
   }
-  run_jobs(0, 0, [](std::size_t) { FAIL("no job to run"); });
+  Crew crew;
+  run_jobs(crew, 0, 0, [](std::size_t) { FAIL("no job to run"); });
 }
 
 TEST_CASE("run_jobs: every job runs to its end, then the lowest-numbered failure is thrown") {
   for (unsigned threads : {1u, 4u}) {
     std::atomic<int> finished{0};
-    CHECK_THROWS_WITH_AS(run_jobs(10, threads,
+    Crew crew(threads);
+    CHECK_THROWS_WITH_AS(run_jobs(crew, 10, 0,
                                   [&](std::size_t i) {
                                     if (i == 7 || i == 3) throw std::runtime_error("job " + std::to_string(i));
                                     finished++;
@@ -40,8 +43,9 @@ TEST_CASE("run_pipeline consumes every item once, as they are made") {
     std::deque<int> items;
     std::vector<std::atomic<int>> seen(500);
     std::atomic<int> misplaced{0};  // (assertions stay on this thread)
+    Crew crew(threads);
     run_pipeline(
-        threads, items, [](auto add) { for (int i = 0; i < 500; ++i) add(i); },
+        crew, 0, items, [](auto add) { for (int i = 0; i < 500; ++i) add(i); },
         [&](std::size_t k, int& item) {
           if (static_cast<int>(k) != item) misplaced++;
           seen[k]++;
@@ -53,7 +57,8 @@ TEST_CASE("run_pipeline consumes every item once, as they are made") {
   // one thread: made first, then consumed in order
   std::deque<int> items;
   std::vector<int> order;
-  run_pipeline(1, items, [](auto add) { for (int i = 0; i < 5; ++i) add(i); },
+  Crew alone(1);
+  run_pipeline(alone, 0, items, [](auto add) { for (int i = 0; i < 5; ++i) add(i); },
                [&](std::size_t, int& item) { order.push_back(item); });
   CHECK(order == std::vector<int>{0, 1, 2, 3, 4});
 }
@@ -61,17 +66,18 @@ TEST_CASE("run_pipeline consumes every item once, as they are made") {
 TEST_CASE("run_pipeline: the lowest failed item first, then the producer's failure") {
   for (unsigned threads : {1u, 4u}) {
     std::deque<int> items;
+    Crew crew(threads);
     auto produce_then_fail = [](auto add) {
       for (int i = 0; i < 20; ++i) add(i);
       throw std::runtime_error("producer");
     };
-    CHECK_THROWS_WITH_AS(run_pipeline(threads, items, produce_then_fail,
+    CHECK_THROWS_WITH_AS(run_pipeline(crew, 0, items, produce_then_fail,
                                       [](std::size_t k, int&) {
                                         if (k == 12 || k == 5) throw std::runtime_error("item " + std::to_string(k));
                                       }),
                          "item 5", std::runtime_error);
     std::deque<int> more;
-    CHECK_THROWS_WITH_AS(run_pipeline(threads, more, produce_then_fail, [](std::size_t, int&) {}), "producer",
+    CHECK_THROWS_WITH_AS(run_pipeline(crew, 0, more, produce_then_fail, [](std::size_t, int&) {}), "producer",
                          std::runtime_error);
     CHECK(more.size() == 20);  // what was made before the failure was consumed
   }
