@@ -5,7 +5,7 @@ given back verbatim, and inputs holding several concatenated bundles and CCOBs
 (a linked .hip_fatbin section) read bundle by bundle. Every failing case
 asserts the exact message and that no output or temporary file is left.
 
-Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Environment: OFFLOADTOOL = the offloadtool binary, OT_TEST_DATA = tests/data (LLVM's reference outputs).
 Prints "N passed, M failed"; exits 1 on failure.
 """
 

@@ -5,8 +5,8 @@ against LLVM 19's clang-offload-bundler (bundle one entry, unbundle it for a
 target, compare with `compat check --bundler` and, where the runtimes agree
 with LLVM, with `compat check`).
 
-Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared
-folder, OT_SOURCE_ROOT = the source tree (sysfs fixtures). Needs
+Environment: OFFLOADTOOL = the offloadtool binary, OT_TEST_DATA = tests/data,
+OT_SOURCE_ROOT = the source tree (sysfs fixtures). Needs
 /usr/lib/llvm-19/bin (fails, not skips, without it).
 Prints "N passed, M failed"; exits 1 on failure.
 """

@@ -7,7 +7,7 @@ formats (threads, auto window, other levels, zlib). Also: thread-count
 invariance, a bundle of near-identical entries larger than LLVM's window,
 concatenated bundles, and damaged or lying CCOB headers.
 
-Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Environment: OFFLOADTOOL = the offloadtool binary, OT_TEST_DATA = tests/data (LLVM's reference outputs).
 Needs /usr/lib/llvm-19/bin/clang-offload-bundler (fails without it).
 Prints "N passed, M failed"; exits 1 on failure.
 """

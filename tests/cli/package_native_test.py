@@ -3,7 +3,7 @@
 exact exit code, stdout and stderr, and the files left behind (a failing case
 must leave no output and no temporary file).
 
-Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Environment: OFFLOADTOOL = the offloadtool binary, OT_TEST_DATA = tests/data (LLVM's reference outputs).
 Prints "N passed, M failed"; exits 1 on failure.
 """
 

@@ -39,8 +39,8 @@ CLANG = '/usr/bin/clang-19'
 PROG = '../bin/clang-offload-packager'
 VERBOSE = bool(os.environ.get('PACKAGER_DIFF_VERBOSE'))
 FILTER = sys.argv[1] if len(sys.argv) > 1 else None
-SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
-GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
+DATA = os.environ.get('OT_TEST_DATA', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data'))
+GOLDEN = os.path.join(DATA, 'reference', 'golden')
 
 # ---------------------------------------------------------------------------
 # Running one case on one side

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Golden test: the clang-offload-packager outputs saved in
-$OT_SHARED/reference/observed/golden (made by LLVM 19.1.7, commands in its
+$OT_TEST_DATA/reference/golden (made by LLVM 19.1.7, commands in its
 README.txt) are reproduced byte for byte by offloadtool, through the
 clang-offload-packager personality and through `offloadtool package create`;
 both read them back (extraction of every image equals the inputs).
 
-Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Environment: OFFLOADTOOL = the offloadtool binary, OT_TEST_DATA = tests/data (LLVM's reference outputs).
 Prints "N passed, M failed"; exits 1 on failure.
 """
 

@@ -18,8 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wrap_common import LLVM19, Suite, have, read, write  # noqa: E402
 
 S = Suite("wrap-objects")
-SHARED = os.environ.get("OT_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
-OBSERVED = os.path.join(SHARED, "reference", "observed")
+DATA = os.environ.get("OT_TEST_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
+OBSERVED = os.path.join(DATA, "reference")
 CLANG = f"{LLVM19}/clang"
 
 write(S.path("a.img"), b"\x7fELF first image" * 3)

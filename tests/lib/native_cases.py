@@ -2,7 +2,7 @@
 per behaviour with the exact exit code, stdout and stderr, and the files left
 behind (a failing case must leave no output and no temporary file).
 
-Environment: OFFLOADTOOL = the offloadtool binary, OT_SHARED = the shared folder.
+Environment: OFFLOADTOOL = the offloadtool binary, OT_TEST_DATA = tests/data (LLVM's reference outputs).
 """
 
 import os
@@ -11,8 +11,8 @@ import subprocess
 import tempfile
 
 OT = os.environ.get('OFFLOADTOOL')
-SHARED = os.environ.get('OT_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared'))
-GOLDEN = os.path.join(SHARED, 'reference', 'observed', 'golden')
+DATA = os.environ.get('OT_TEST_DATA', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data'))
+GOLDEN = os.path.join(DATA, 'reference', 'golden')
 LLVM_BIN = '/usr/lib/llvm-19/bin'
 
 passed = failed = 0

@@ -1,4 +1,4 @@
-// Reading reference files (../shared) in unit tests.
+// Reading the reference files under tests/data in unit tests.
 #pragma once
 
 #include <fstream>
@@ -10,7 +10,7 @@
 
 namespace ot::test {
 
-inline std::string shared_path(const std::string& rel) { return std::string(OT_SHARED_DIR) + "/" + rel; }
+inline std::string data_path(const std::string& rel) { return std::string(OT_TEST_DATA) + "/" + rel; }
 
 inline std::vector<std::byte> read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -22,7 +22,7 @@ inline std::vector<std::byte> read_bytes(const std::string& path) {
 }
 
 inline std::vector<std::byte> golden(const std::string& name) {
-  auto b = read_bytes(shared_path("reference/observed/golden/" + name));
+  auto b = read_bytes(data_path("reference/golden/" + name));
   if (b.empty()) throw std::runtime_error("missing golden file " + name);
   return b;
 }

@@ -24,8 +24,7 @@ import subprocess
 import tempfile
 
 LLVM = '/usr/lib/llvm-19/bin'
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'shared', 'reference',
-                      'observed', 'golden')
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'data', 'reference', 'golden')
 ELF_S = '''
   .section .llvm.offloading,"e",@llvm_offloading
   .incbin "p3.bin"

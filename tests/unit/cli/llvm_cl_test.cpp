@@ -34,7 +34,7 @@ Run packager(std::vector<std::string> args) { return run(kClangOffloadPackager19
 Run wrapper(std::vector<std::string> args) { return run(kClangOffloadWrapper14, "clang-offload-wrapper", args); }
 
 std::string observed(const std::string& name) {
-  std::ifstream in(std::string(OT_SHARED_DIR) + "/reference/observed/" + name, std::ios::binary);
+  std::ifstream in(std::string(OT_TEST_DATA) + "/reference/" + name, std::ios::binary);
   REQUIRE(in);
   std::ostringstream s;
   s << in.rdbuf();

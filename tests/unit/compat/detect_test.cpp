@@ -9,11 +9,7 @@ using namespace ot::compat;
 
 namespace {
 
-// OT_SHARED_DIR is "<source root>/../shared".
-std::string sysfs(const char* tree) {
-  std::string shared = OT_SHARED_DIR;
-  return shared.substr(0, shared.size() - std::string_view("/../shared").size()) + "/tests/data/sysfs/" + tree;
-}
+std::string sysfs(const char* tree) { return std::string(OT_TEST_DATA) + "/sysfs/" + tree; }
 
 }  // namespace
 

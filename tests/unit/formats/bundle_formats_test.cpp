@@ -35,7 +35,7 @@ TEST_CASE("binary bundle reading, in file order, and LLVM's -list order") {
   std::vector<std::string> ids;
   for (auto& e : entries) ids.push_back(e.id);
   auto order = stringmap_order(ids);
-  // LLVM 19's `-list` of this golden file (observed/golden/README.txt).
+  // LLVM 19's `-list` of this golden file (tests/data/reference/golden/README.txt).
   CHECK(ids[order[0]] == "hip-amdgcn-amd-amdhsa--gfx90a:xnack+");
   CHECK(ids[order[1]] == "openmp-nvptx64-nvidia-cuda--sm_70");
   CHECK(ids[order[2]] == "host-x86_64-unknown-linux-gnu-");

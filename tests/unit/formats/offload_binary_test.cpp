@@ -13,7 +13,7 @@ using ot::Bytes;
 
 namespace {
 
-const std::string kGolden = std::string(OT_SHARED_DIR) + "/reference/observed/golden/";
+const std::string kGolden = std::string(OT_TEST_DATA) + "/reference/golden/";
 
 std::vector<std::byte> file_bytes(const std::string& path) {
   auto f = ot::InputFile::open(path);

@@ -20,7 +20,7 @@ std::vector<std::byte> copy(const unsigned char (&a)[N]) {
 }
 
 std::vector<std::byte> golden3() {
-  auto f = InputFile::open(std::string(OT_SHARED_DIR) + "/reference/observed/golden/19-packager-3.bin");
+  auto f = InputFile::open(std::string(OT_TEST_DATA) + "/reference/golden/19-packager-3.bin");
   return {f->bytes().begin(), f->bytes().end()};
 }
 

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kGolden = std::string(OT_SHARED_DIR) + "/reference/observed/golden/";
+const std::string kGolden = std::string(OT_TEST_DATA) + "/reference/golden/";
 
 struct TempDir {
   fs::path path;
