@@ -48,6 +48,10 @@ class MemberReader {
   std::string file_;
   std::uint64_t off_ = 0;
   std::string_view names_;  // the GNU "//" member, once seen
+  // LLVM 19's reader checks the headers up to the first regular member when it
+  // opens an archive, and clang-offload-bundler stops quietly at a damaged one
+  // after that: only errors before this is set carry LLVM's text.
+  bool returned_one_ = false;
 };
 
 }  // namespace ot::archive

@@ -4,8 +4,11 @@
 
 namespace ot {
 
-Error::Error(Where where, std::string message)
-    : std::runtime_error(render(where, message)), where_(std::move(where)), message_(std::move(message)) {}
+Error::Error(Where where, std::string message, std::string llvm_text)
+    : std::runtime_error(render(where, message)),
+      where_(std::move(where)),
+      message_(std::move(message)),
+      llvm_text_(std::move(llvm_text)) {}
 
 std::string Error::render(const Where& where, const std::string& message) {
   std::string out;

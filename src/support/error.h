@@ -19,11 +19,15 @@ struct Where {
 
 class Error : public std::runtime_error {
  public:
-  Error(Where where, std::string message);
+  Error(Where where, std::string message, std::string llvm_text = {});
 
   const std::string& file() const { return where_.file; }
   const std::optional<std::uint64_t>& offset() const { return where_.offset; }
   const std::string& message() const { return message_; }
+  // What LLVM 19 prints for the same defect where it has a message of its own
+  // (its archive reader's, say), else empty: the clang-offload-bundler
+  // personality prints it first, this error's own text after it.
+  const std::string& llvm_text() const { return llvm_text_; }
 
   // "<file>: <message>, at offset 0x.." (the parts that apply).
   static std::string render(const Where& where, const std::string& message);
@@ -31,6 +35,7 @@ class Error : public std::runtime_error {
  private:
   Where where_;
   std::string message_;
+  std::string llvm_text_;
 };
 
 // An error whose text is exactly what LLVM prints after "<argv0>: error: ";
@@ -64,7 +69,7 @@ auto rebase_errors(std::uint64_t base, F&& f) {
     return f();
   } catch (const Error& e) {
     if (base == 0 || !e.offset()) throw;
-    throw Error({e.file(), *e.offset() + base}, e.message());
+    throw Error({e.file(), *e.offset() + base}, e.message(), e.llvm_text());
   }
 }
 

@@ -82,6 +82,69 @@ std::string objcopy_for_display(const std::string& argv0) {
   return "llvm-objcopy";
 }
 
+// The bundler itself, over parsed options: LLVM 19's validation order and messages.
+int run(const cli::llvmcl::Parsed& p, const cli::Invocation& inv) {
+  bundler::Config c;
+  c.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  c.err = [](std::string_view s) { cli::print_raw(s); };
+  apply_environment(c);
+  // Flags given on the command line override the environment.
+  if (p.given("compress")) c.compress = p.flag("compress");
+  if (p.given("verbose")) c.verbose = p.flag("verbose");
+  if (p.given("compression-level")) c.compression.level = *p.int_value("compression-level");
+  c.type = p.value("type").value_or("");
+  c.allow_missing_bundles = p.flag("allow-missing-bundles");
+  c.hip_openmp_compatible = p.flag("hip-openmp-compatible");
+  c.print_commands = p.flag("###");
+  if (c.print_commands) c.objcopy_path = objcopy_for_display(inv.argv0);  // only -### shows it
+  if (p.given("bundle-align")) c.bundle_align = *p.uint_value("bundle-align");
+  // LLVM divides by zero here; an alignment of 0 is refused instead.
+  if (c.bundle_align == 0) fail_llvm("invalid -bundle-align value 0: the alignment must be at least 1");
+
+  const bool unbundling = p.flag("unbundle"), listing = p.flag("list");
+  const std::vector<std::string> input = p.values("input"), inputs = p.values("inputs");
+  const std::vector<std::string> output = p.values("output"), outputs = p.values("outputs");
+  if (!input.empty() && !inputs.empty()) fail_llvm("-inputs and -input cannot be used together, use only -input instead");
+  if (!inputs.empty()) cli::print_warning(inv.argv0, "-inputs is deprecated, use -input instead");
+  c.inputs = inputs.empty() ? input : inputs;
+  if (!output.empty() && !outputs.empty())
+    fail_llvm("-outputs and -output cannot be used together, use only -output instead");
+  if (!outputs.empty()) cli::print_warning(inv.argv0, "-outputs is deprecated, use -output instead");
+  c.outputs = outputs.empty() ? output : outputs;
+  c.targets = p.values("targets");
+
+  if (listing) {
+    if (unbundling) fail_llvm("-unbundle and -list cannot be used together");
+    if (c.inputs.size() != 1) fail_llvm("only one input file supported for -list");
+    if (!c.outputs.empty()) fail_llvm("-outputs option is invalid for -list");
+    if (!c.targets.empty()) fail_llvm("-targets option is invalid for -list");
+    bundler::list(c);
+    return 0;
+  }
+  if (p.flag("check-input-archive")) {
+    if (!unbundling) fail_llvm("-check-input-archive cannot be used while bundling");
+    if (c.type != "a") fail_llvm("-check-input-archive can only be used for unbundling archives (-type=a)");
+    c.check_input_archive = true;
+  }
+  if (c.outputs.empty()) fail_llvm("no output file specified!");
+  if (!p.given("targets")) fail_llvm("for the --targets option: must be specified at least once!");
+  if (unbundling) {
+    if (c.inputs.size() != 1) fail_llvm("only one input file supported in unbundling mode");
+    if (c.outputs.size() != c.targets.size())
+      fail_llvm("number of output files and targets should match in unbundling mode");
+  } else {
+    if (c.type == "a") fail_llvm("Archive files are only supported for unbundling");
+    if (c.outputs.size() != 1) fail_llvm("only one output file supported in bundling mode");
+    if (c.inputs.size() != c.targets.size()) fail_llvm("number of input files and targets should match in bundling mode");
+  }
+  auto targets = bundler::check_targets(c, unbundling);
+  if (unbundling)
+    bundler::unbundle(c, targets);
+  else
+    bundler::bundle(c, targets);
+  return 0;
+}
+
 }  // namespace
 
 int run_clang_offload_bundler(const cli::Invocation& inv) {
@@ -90,65 +153,14 @@ int run_clang_offload_bundler(const cli::Invocation& inv) {
   const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
 
   return cli::run_guarded(inv.argv0, [&] {
-    bundler::Config c;
-    c.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
-    c.err = [](std::string_view s) { cli::print_raw(s); };
-    apply_environment(c);
-    // Flags given on the command line override the environment.
-    if (p.given("compress")) c.compress = p.flag("compress");
-    if (p.given("verbose")) c.verbose = p.flag("verbose");
-    if (p.given("compression-level")) c.compression.level = *p.int_value("compression-level");
-    c.type = p.value("type").value_or("");
-    c.allow_missing_bundles = p.flag("allow-missing-bundles");
-    c.hip_openmp_compatible = p.flag("hip-openmp-compatible");
-    c.print_commands = p.flag("###");
-    if (c.print_commands) c.objcopy_path = objcopy_for_display(inv.argv0);  // only -### shows it
-    if (p.given("bundle-align")) c.bundle_align = *p.uint_value("bundle-align");
-    // LLVM divides by zero here; an alignment of 0 is refused instead.
-    if (c.bundle_align == 0) fail_llvm("invalid -bundle-align value 0: the alignment must be at least 1");
-
-    const bool unbundling = p.flag("unbundle"), listing = p.flag("list");
-    const std::vector<std::string> input = p.values("input"), inputs = p.values("inputs");
-    const std::vector<std::string> output = p.values("output"), outputs = p.values("outputs");
-    if (!input.empty() && !inputs.empty()) fail_llvm("-inputs and -input cannot be used together, use only -input instead");
-    if (!inputs.empty()) cli::print_warning(inv.argv0, "-inputs is deprecated, use -input instead");
-    c.inputs = inputs.empty() ? input : inputs;
-    if (!output.empty() && !outputs.empty())
-      fail_llvm("-outputs and -output cannot be used together, use only -output instead");
-    if (!outputs.empty()) cli::print_warning(inv.argv0, "-outputs is deprecated, use -output instead");
-    c.outputs = outputs.empty() ? output : outputs;
-    c.targets = p.values("targets");
-
-    if (listing) {
-      if (unbundling) fail_llvm("-unbundle and -list cannot be used together");
-      if (c.inputs.size() != 1) fail_llvm("only one input file supported for -list");
-      if (!c.outputs.empty()) fail_llvm("-outputs option is invalid for -list");
-      if (!c.targets.empty()) fail_llvm("-targets option is invalid for -list");
-      bundler::list(c);
-      return 0;
+    try {
+      return run(p, inv);
+    } catch (const Error& e) {
+      // Where LLVM has a message of its own for the defect (its archive
+      // reader's), that comes first, as LLVM prints it; ours follows.
+      if (e.llvm_text().empty()) throw;
+      fail_llvm("{}; {}", e.llvm_text(), e.what());
     }
-    if (p.flag("check-input-archive")) {
-      if (!unbundling) fail_llvm("-check-input-archive cannot be used while bundling");
-      if (c.type != "a") fail_llvm("-check-input-archive can only be used for unbundling archives (-type=a)");
-      c.check_input_archive = true;
-    }
-    if (c.outputs.empty()) fail_llvm("no output file specified!");
-    if (!p.given("targets")) fail_llvm("for the --targets option: must be specified at least once!");
-    if (unbundling) {
-      if (c.inputs.size() != 1) fail_llvm("only one input file supported in unbundling mode");
-      if (c.outputs.size() != c.targets.size())
-        fail_llvm("number of output files and targets should match in unbundling mode");
-    } else {
-      if (c.type == "a") fail_llvm("Archive files are only supported for unbundling");
-      if (c.outputs.size() != 1) fail_llvm("only one output file supported in bundling mode");
-      if (c.inputs.size() != c.targets.size()) fail_llvm("number of input files and targets should match in bundling mode");
-    }
-    auto targets = bundler::check_targets(c, unbundling);
-    if (unbundling)
-      bundler::unbundle(c, targets);
-    else
-      bundler::bundle(c, targets);
-    return 0;
   });
 }
 

@@ -52,6 +52,48 @@ TEST_CASE("archive errors") {
   CHECK(archive::read_members(as_bytes("!<arch>\n"), "e.a").empty());
 }
 
+namespace {
+
+// The error a read of `bytes` throws, for its texts.
+Error read_error(std::string_view bytes) {
+  try {
+    archive::read_members(as_bytes(bytes), "t.a");
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("no error");
+  return Error({}, "");
+}
+
+std::string header(std::string_view name, std::string_view size, std::string_view end = "`\n") {
+  return fmt::format("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}{}", name, "0", "0", "0", "644", size, end);
+}
+
+}  // namespace
+
+TEST_CASE("archive errors carry LLVM 19's text where its reader reports the defect") {
+  CHECK(read_error("ab").llvm_text() == "file too small to be an archive");
+  CHECK(read_error("!<arch>\n" + header("foo.o/", "3", "X\\") + "abc\n").llvm_text() ==
+        "truncated or malformed archive (terminator characters in archive member \"X\\\\\" not the correct "
+        "\"`\\n\" values for the archive member header for foo.o)");
+  CHECK(read_error("!<arch>\n" + header("#1/x", "3") + "abc\n").llvm_text() ==
+        "truncated or malformed archive (long name length characters after the #1/ are not all decimal numbers: 'x' "
+        "for archive member header at offset 8)");
+  // "/x" is neither an index nor a long-name reference: refused, as LLVM does.
+  const Error slash = read_error("!<arch>\n" + header("/x", "3") + "abc\n");
+  CHECK(std::string(slash.what()) ==
+        "t.a: archive member name '/x' is neither a symbol table, the name table nor a long-name reference "
+        "(\"/<offset>\"), at offset 0x8");
+  CHECK(slash.llvm_text() == "Invalid data was encountered while parsing the file");
+  // After the first regular member LLVM 19's bundler stops quietly: no LLVM text.
+  const Error second = read_error("!<arch>\n" + header("a.o/", "1") + "a\n" + header("b.o/", "1", "XX") + "b\n");
+  CHECK(second.offset() == 0x46u);
+  CHECK(second.llvm_text().empty());
+  // Defects LLVM 19 accepts have none either.
+  CHECK(read_error("!<thin>\n").llvm_text().empty());
+  CHECK(read_error("!<arch>\n" + header("a.o/", "99") + "a\n").llvm_text().empty());
+}
+
 TEST_CASE("MemberReader: one member at a time, a damaged header failing only when reached") {
   const Bytes a = ref(testdata::kSymArchive);
   archive::MemberReader reader(a, "sym.a");
