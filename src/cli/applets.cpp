@@ -10,13 +10,14 @@ namespace {
 // THE table of native applets: sorted by name (checked at compile time); it
 // drives dispatch, `offloadtool --help` and "did you mean".
 constexpr Applet kApplets[] = {
-    {"bundle", "bundle host and device files into one file", &tools::run_bundle},
-    {"compat", "check and explain target-ID compatibility", &tools::run_compat},
-    {"compress", "compress, decompress, recompress or describe bundles", &tools::run_compress},
-    {"list", "list the entries of a bundle", &tools::run_list},
-    {"package", "create, extract or list offload binaries", &tools::run_package},
-    {"unbundle", "extract entries from a bundle", &tools::run_unbundle},
-    {"wrap", "write a host object that registers device images", &tools::run_wrap},
+    {"bundle", "bundle host and device files into one file", &tools::define_bundle},
+    // compat's 1 means "no" (not compatible, nothing fits, violations): its errors are 2
+    {"compat", "check and explain target-ID compatibility", &tools::define_compat, 2},
+    {"compress", "compress, decompress, recompress or describe bundles", &tools::define_compress},
+    {"list", "list the entries of a bundle", &tools::define_list},
+    {"package", "create, extract or list offload binaries", &tools::define_package},
+    {"unbundle", "extract entries from a bundle", &tools::define_unbundle},
+    {"wrap", "write a host object that registers device images", &tools::define_wrap},
 };
 static_assert(std::ranges::is_sorted(kApplets, {}, &Applet::name));
 

@@ -1,10 +1,15 @@
 // The applet and personality tables: the one place a command is registered.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace ot::cli {
 
@@ -18,10 +23,16 @@ struct Invocation {
 
 using CommandMain = int (*)(const Invocation&);
 
+// A native applet's body: runs it once its command line has parsed the arguments.
+using AppletBody = std::function<int(const Invocation&)>;
+// Builds a native applet's command line (tools/tools.h); runs nothing.
+using DefineApplet = AppletBody (*)(CLI::App&);
+
 struct Applet {
   std::string_view name;
   std::string_view summary;
-  CommandMain main;
+  DefineApplet define;
+  int error_exit = 1;        // the exit status of errors and usage errors (compat keeps 1 for "no")
 };
 
 struct Personality {

@@ -5,8 +5,9 @@
 #include <string>
 
 #include "cli/applets.h"
-#include "support/edit_distance.h"
 #include "cli/diagnostics.h"
+#include "cli/run.h"
+#include "support/edit_distance.h"
 
 namespace ot::cli {
 namespace {
@@ -53,7 +54,7 @@ int dispatch(int argc, char** argv) {
   for (const Applet& a : applets()) {
     if (a.name == cmd) {
       Invocation inv{argv0, "offloadtool " + cmd, {args.begin() + 1, args.end()}};
-      return a.main(inv);
+      return run_applet(a, inv);
     }
   }
   // An LLVM tool name as the first argument also works: `offloadtool clang-offload-bundler -list ...`.
