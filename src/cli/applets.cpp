@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/llvm_tools.h"
 #include "tools/tools.h"
 
 namespace ot::cli {
@@ -23,16 +24,23 @@ static_assert(std::ranges::is_sorted(kApplets, {}, &Applet::name));
 
 // LLVM tool names offloadtool answers to when installed under them.
 constexpr Personality kPersonalities[] = {
-    {"clang-offload-bundler", &tools::run_clang_offload_bundler},
-    {"clang-offload-packager", &tools::run_clang_offload_packager},
-    {"llvm-offload-binary", &tools::run_clang_offload_packager},
-    {"clang-offload-wrapper", &tools::run_clang_offload_wrapper},
+    {"clang-offload-bundler", &tools::run_clang_offload_bundler, &llvmcl::kClangOffloadBundler19},
+    {"clang-offload-packager", &tools::run_clang_offload_packager, &llvmcl::kClangOffloadPackager19},
+    {"llvm-offload-binary", &tools::run_clang_offload_packager, &llvmcl::kClangOffloadPackager19},
+    {"clang-offload-wrapper", &tools::run_clang_offload_wrapper, &llvmcl::kClangOffloadWrapper14},
+};
+
+constexpr TopLevelOption kTopLevel[] = {
+    {{"-h", "--help", "help"}, "print the applets and exit", TopLevelAction::Help},
+    {{"--version"}, "print the version and exit", TopLevelAction::Version},
+    {{"--generate-docs"}, {}, TopLevelAction::GenerateDocs},  // <dir>: man pages, completions (cli/generate_docs.h)
 };
 
 }  // namespace
 
 std::span<const Applet> applets() { return kApplets; }
 std::span<const Personality> personalities() { return kPersonalities; }
+std::span<const TopLevelOption> top_level_options() { return kTopLevel; }
 
 const Personality* find_personality(std::string_view argv0) {
   auto slash = argv0.find_last_of("/\\");

@@ -1,6 +1,7 @@
 // The applet and personality tables: the one place a command is registered.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <span>
 #include <string>
@@ -12,6 +13,10 @@ class App;
 }
 
 namespace ot::cli {
+
+namespace llvmcl {
+struct Tool;
+}
 
 // What a command sees: the name it was invoked as (argv[0] exactly as typed),
 // the name used in its messages, and the arguments after the command name.
@@ -38,7 +43,19 @@ struct Applet {
 struct Personality {
   std::string_view name;     // matched against argv[0]'s basename with a boundary rule
   CommandMain main;
+  const llvmcl::Tool* tool;  // its command line (cli/llvm_tools.h): help, man page, completions
 };
+
+// What `offloadtool` takes instead of an applet (cli/dispatch.cpp).
+enum class TopLevelAction : std::uint8_t { Help, Version, GenerateDocs };
+struct TopLevelOption {
+  std::array<std::string_view, 3> names;  // unused slots empty
+  std::string_view description;           // empty: not documented (internal)
+  TopLevelAction action;
+};
+std::span<const TopLevelOption> top_level_options();  // the documented ones and the internal ones
+
+constexpr std::string_view kOffloadtoolSummary = "bundle, package and wrap GPU offload binaries";
 
 std::span<const Applet> applets();
 std::span<const Personality> personalities();
