@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/llvm_tools.h"
 #include "tools/tools.h"
 
 namespace ot::cli {
@@ -10,28 +11,36 @@ namespace {
 // THE table of native applets: sorted by name (checked at compile time); it
 // drives dispatch, `offloadtool --help` and "did you mean".
 constexpr Applet kApplets[] = {
-    {"bundle", "bundle host and device files into one file", &tools::run_bundle},
-    {"compat", "check and explain target-ID compatibility", &tools::run_compat},
-    {"compress", "compress, decompress, recompress or describe bundles", &tools::run_compress},
-    {"list", "list the entries of a bundle", &tools::run_list},
-    {"package", "create, extract or list offload binaries", &tools::run_package},
-    {"unbundle", "extract entries from a bundle", &tools::run_unbundle},
-    {"wrap", "write a host object that registers device images", &tools::run_wrap},
+    {"bundle", "bundle host and device files into one file", &tools::define_bundle},
+    // compat's 1 means "no" (not compatible, nothing fits, violations): its errors are 2
+    {"compat", "check and explain target-ID compatibility", &tools::define_compat, 2},
+    {"compress", "compress, decompress, recompress or describe bundles", &tools::define_compress},
+    {"list", "list the entries of a bundle", &tools::define_list},
+    {"package", "create, extract or list offload binaries", &tools::define_package},
+    {"unbundle", "extract entries from a bundle", &tools::define_unbundle},
+    {"wrap", "write a host object that registers device images", &tools::define_wrap},
 };
 static_assert(std::ranges::is_sorted(kApplets, {}, &Applet::name));
 
 // LLVM tool names offloadtool answers to when installed under them.
 constexpr Personality kPersonalities[] = {
-    {"clang-offload-bundler", &tools::run_clang_offload_bundler},
-    {"clang-offload-packager", &tools::run_clang_offload_packager},
-    {"llvm-offload-binary", &tools::run_clang_offload_packager},
-    {"clang-offload-wrapper", &tools::run_clang_offload_wrapper},
+    {"clang-offload-bundler", &tools::run_clang_offload_bundler, &llvmcl::kClangOffloadBundler19},
+    {"clang-offload-packager", &tools::run_clang_offload_packager, &llvmcl::kClangOffloadPackager19},
+    {"llvm-offload-binary", &tools::run_clang_offload_packager, &llvmcl::kClangOffloadPackager19},
+    {"clang-offload-wrapper", &tools::run_clang_offload_wrapper, &llvmcl::kClangOffloadWrapper14},
+};
+
+constexpr TopLevelOption kTopLevel[] = {
+    {{"-h", "--help", "help"}, "print the applets and exit", TopLevelAction::Help},
+    {{"--version"}, "print the version and exit", TopLevelAction::Version},
+    {{"--generate-docs"}, {}, TopLevelAction::GenerateDocs},  // <dir>: man pages, completions (cli/generate_docs.h)
 };
 
 }  // namespace
 
 std::span<const Applet> applets() { return kApplets; }
 std::span<const Personality> personalities() { return kPersonalities; }
+std::span<const TopLevelOption> top_level_options() { return kTopLevel; }
 
 const Personality* find_personality(std::string_view argv0) {
   auto slash = argv0.find_last_of("/\\");

@@ -1,12 +1,22 @@
 // The applet and personality tables: the one place a command is registered.
 #pragma once
 
+#include <array>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace ot::cli {
+
+namespace llvmcl {
+struct Tool;
+}
 
 // What a command sees: the name it was invoked as (argv[0] exactly as typed),
 // the name used in its messages, and the arguments after the command name.
@@ -18,16 +28,34 @@ struct Invocation {
 
 using CommandMain = int (*)(const Invocation&);
 
+// A native applet's body: runs it once its command line has parsed the arguments.
+using AppletBody = std::function<int(const Invocation&)>;
+// Builds a native applet's command line (tools/tools.h); runs nothing.
+using DefineApplet = AppletBody (*)(CLI::App&);
+
 struct Applet {
   std::string_view name;
   std::string_view summary;
-  CommandMain main;
+  DefineApplet define;
+  int error_exit = 1;        // the exit status of errors and usage errors (compat keeps 1 for "no")
 };
 
 struct Personality {
   std::string_view name;     // matched against argv[0]'s basename with a boundary rule
   CommandMain main;
+  const llvmcl::Tool* tool;  // its command line (cli/llvm_tools.h): help, man page, completions
 };
+
+// What `offloadtool` takes instead of an applet (cli/dispatch.cpp).
+enum class TopLevelAction : std::uint8_t { Help, Version, GenerateDocs };
+struct TopLevelOption {
+  std::array<std::string_view, 3> names;  // unused slots empty
+  std::string_view description;           // empty: not documented (internal)
+  TopLevelAction action;
+};
+std::span<const TopLevelOption> top_level_options();  // the documented ones and the internal ones
+
+constexpr std::string_view kOffloadtoolSummary = "bundle, package and wrap GPU offload binaries";
 
 std::span<const Applet> applets();
 std::span<const Personality> personalities();

@@ -5,8 +5,10 @@
 #include <string>
 
 #include "cli/applets.h"
-#include "support/edit_distance.h"
 #include "cli/diagnostics.h"
+#include "cli/generate_docs.h"
+#include "cli/run.h"
+#include "support/edit_distance.h"
 
 namespace ot::cli {
 namespace {
@@ -14,7 +16,7 @@ namespace {
 
 void print_usage(std::FILE* to) {
   std::string text =
-      "offloadtool " OT_VERSION " - bundle, package and wrap GPU offload binaries\n\n"
+      "offloadtool " OT_VERSION " - " + std::string(kOffloadtoolSummary) + "\n\n"
       "usage: offloadtool <applet> [options...]\n"
       "       offloadtool <applet> --help\n\n"
       "applets:\n";
@@ -42,18 +44,27 @@ int dispatch(int argc, char** argv) {
     return 1;
   }
   const std::string& cmd = args[0];
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    print_usage(stdout);
-    return 0;
-  }
-  if (cmd == "--version") {
-    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
-    return 0;
+  for (const TopLevelOption& t : top_level_options()) {
+    if (std::ranges::find(t.names, cmd) == t.names.end()) continue;
+    switch (t.action) {
+      case TopLevelAction::Help:
+        print_usage(stdout);
+        return 0;
+      case TopLevelAction::Version:
+        std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+        return 0;
+      case TopLevelAction::GenerateDocs:
+        if (args.size() != 2) {
+          print_error("offloadtool", "usage: offloadtool --generate-docs <dir>");
+          return 1;
+        }
+        return generate_docs(args[1]);
+    }
   }
   for (const Applet& a : applets()) {
     if (a.name == cmd) {
       Invocation inv{argv0, "offloadtool " + cmd, {args.begin() + 1, args.end()}};
-      return a.main(inv);
+      return run_applet(a, inv);
     }
   }
   // An LLVM tool name as the first argument also works: `offloadtool clang-offload-bundler -list ...`.

@@ -302,6 +302,15 @@ constexpr Category kLlvm14EmptyCategories[] = {
 
 enum class ValueExpected : std::uint8_t { Optional, Required, Disallowed };
 
+std::string_view value_name(const Option& o) {
+  if (!o.value_name.empty()) return o.value_name;
+  switch (o.kind) {
+    case Kind::UInt: return "uint";
+    case Kind::Int: return "int";
+    default: return "string";
+  }
+}
+
 struct Entry {
   const Option* option;
   Action action = Action::None;
@@ -318,15 +327,14 @@ struct Entry {
     if (action != Action::None) return ValueExpected::Disallowed;
     return has_value() ? ValueExpected::Required : ValueExpected::Optional;
   }
-  std::string_view value_name() const {
-    if (!option->value_name.empty()) return option->value_name;
-    switch (option->kind) {
-      case Kind::UInt: return "uint";
-      case Kind::Int: return "int";
-      default: return "string";
-    }
-  }
+  std::string_view value_name() const { return llvmcl::value_name(*option); }
 };
+
+// Whether help lists an option: --help (categorized) also shows --help-list.
+bool listed(const Option& o, Action action, bool categorized, bool hidden) {
+  if (categorized && action == Action::HelpList) return true;
+  return o.visibility == Visibility::Shown || (hidden && o.visibility == Visibility::Hidden);
+}
 
 // "-o" for one letter, else "--name": how LLVM prints an option name.
 std::string dashed(std::string_view name) { return (name.size() == 1 ? "-" : "--") + std::string(name); }
@@ -547,11 +555,7 @@ std::string Parser::nearest(std::string_view name) const {
 }
 
 std::string Parser::help(bool categorized, bool hidden) const {
-  auto shown = [&](const Entry& e) {
-    if (categorized && e.action == Action::HelpList) return true;
-    Visibility v = e.option->visibility;
-    return v == Visibility::Shown || (hidden && v == Visibility::Hidden);
-  };
+  auto shown = [&](const Entry& e) { return listed(*e.option, e.action, categorized, hidden); };
   std::vector<const Entry*> list;
   for (const Entry& e : entries_)
     if (shown(e)) list.push_back(&e);
@@ -688,6 +692,19 @@ std::variant<Parsed, int> parse(const Tool& tool, const Invocation& inv) {
   std::fflush(stderr);
   std::fwrite(output.out.data(), 1, output.out.size(), stdout);
   return result;
+}
+
+std::vector<ListedOption> list_options(const Tool& tool) {
+  std::vector<ListedOption> out;
+  auto add = [&](const Option& o, Action action) {
+    bool flag = o.kind == Kind::Flag || o.kind == Kind::HelpFlag;
+    out.push_back({&o, dashed(o.name), flag ? "" : std::string(value_name(o)), listed(o, action, true, false)});
+  };
+  for (const Generic& g : kGeneric) add(g.option, g.action);
+  for (const Option& o : tool.options) add(o, Action::None);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ListedOption& a, const ListedOption& b) { return a.option->name < b.option->name; });
+  return out;
 }
 
 namespace {

@@ -121,6 +121,17 @@ struct Output {
 std::variant<Parsed, int> parse(const Tool& tool, const Invocation& inv);
 std::variant<Parsed, int> parse(const Tool& tool, const Invocation& inv, Output& output);
 
+// Every option a tool accepts, the generic ones (--help, --version, ...)
+// included, sorted by name as help lists them: what man pages and completions
+// are made from (cli/docs_model.h).
+struct ListedOption {
+  const Option* option;
+  std::string spelling;        // as help prints the name: "-o", "--type"
+  std::string value_name;      // as help prints it inside <...>; empty for flags
+  bool in_help;                // listed by --help
+};
+std::vector<ListedOption> list_options(const Tool& tool);
+
 // Pieces exposed for unit tests.
 std::vector<std::string> tokenize_gnu(std::string_view text);  // cl::TokenizeGNUCommandLine
 std::optional<std::uint64_t> parse_unsigned(std::string_view text);  // StringRef::getAsInteger(0)

@@ -1,5 +1,8 @@
 #include "cli/run.h"
 
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <new>
 
@@ -26,6 +29,38 @@ int run_guarded(std::string_view prog, const std::function<int()>& body) {
     print_error(prog, e.what());
   }
   return 1;
+}
+
+AppletBody define_applet(const Applet& a, CLI::App& app, const std::string& prog) {
+  app.name(prog);
+  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  return a.define(app);
+}
+
+int run_applet(const Applet& a, const Invocation& inv) {
+  CLI::App app;
+  AppletBody body = define_applet(a, app, inv.prog);
+  std::vector<std::string> args(inv.args.rbegin(), inv.args.rend());  // CLI11 parses a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    const auto subs = app.get_subcommands();  // `applet sub --help` shows the subcommand's help
+    std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));
+    return a.error_exit;
+  }
+  bool finished = false;
+  int rc = run_guarded(inv.prog, [&] {
+    int r = body(inv);
+    finished = true;
+    return r;
+  });
+  return finished ? rc : a.error_exit;
 }
 
 }  // namespace ot::cli

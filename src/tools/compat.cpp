@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 
 #include "cli/diagnostics.h"
 #include "compat/code_object.h"
@@ -320,75 +321,71 @@ int do_detect(const std::string& root, const std::string& xnack_text, bool as_js
   return r.gpus.empty() ? 1 : 0;
 }
 
-}  // namespace
-
-int run_compat(const cli::Invocation& inv) {
-  CLI::App app{"Target-ID compatibility: check a code object against a GPU and explain the verdict, canonical\n"
-               "spellings, which entry of a file a runtime loads, bundle composition rules, and the local AMD GPUs.\n\n"
-               "Exit codes: 0 compatible / selected / clean / GPU found; 1 not compatible (check), nothing fits\n"
-               "(select), violations (verify), no AMD GPU (detect); 2 errors: malformed or unknown target IDs,\n"
-               "unreadable or malformed files, usage errors.\n"};
-  app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
-  app.require_subcommand(1);
-
+struct CompatOptions {
   std::string code_text, target_text, file, sysfs = "/sys", xnack;
   std::vector<std::string> ids, files;
   bool explain = false, as_json = false, bundler = false, hip_openmp = false;
+};
+
+}  // namespace
+
+cli::AppletBody define_compat(CLI::App& app) {
+  auto o = std::make_shared<CompatOptions>();
+  app.description(
+      "Target-ID compatibility: check a code object against a GPU and explain the verdict, canonical\n"
+      "spellings, which entry of a file a runtime loads, bundle composition rules, and the local AMD GPUs.\n\n"
+      "Exit codes: 0 compatible / selected / clean / GPU found; 1 not compatible (check), nothing fits\n"
+      "(select), violations (verify), no AMD GPU (detect); 2 errors: malformed or unknown target IDs,\n"
+      "unreadable or malformed files, usage errors.\n");
+  app.require_subcommand(1);
+
   const std::string json_help = "machine-readable output (schema offloadtool-compat/1)";
   // check and select apply the same rules, chosen by the same flags
   auto add_rule_flags = [&](CLI::App* sub) {
-    sub->add_flag("--bundler", bundler, "LLVM 19 clang-offload-bundler's rules (no generic targets, no CUDA sm rules)");
-    sub->add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
-    sub->add_flag("--json", as_json, json_help);
+    sub->add_flag("--bundler", o->bundler,
+                  "LLVM 19 clang-offload-bundler's rules (no generic targets, no CUDA sm rules)");
+    sub->add_flag("--hip-openmp-compatible", o->hip_openmp, "let hip/hipv4 and openmp entries match each other");
+    sub->add_flag("--json", o->as_json, json_help);
   };
 
   CLI::App* check = app.add_subcommand("check", "is a code object compatible with a target? (exit 0 yes, 1 no, 2 error)");
-  check->add_option("code-object", code_text, "bundle entry ID or target ID of the code object, or an AMDGPU code object file")
+  check->add_option("code-object", o->code_text,
+                    "bundle entry ID or target ID of the code object, or an AMDGPU code object file")
       ->required();
-  check->add_option("target", target_text, "bundle entry ID or target ID of the GPU")->required();
-  check->add_flag("--explain", explain, "print each rule and its verdict");
+  check->add_option("target", o->target_text, "bundle entry ID or target ID of the GPU")->required();
+  check->add_flag("--explain", o->explain, "print each rule and its verdict");
   add_rule_flags(check);
 
   CLI::App* canonical = app.add_subcommand("canonical", "canonical spellings (exit 2 if any ID is malformed)");
-  canonical->add_option("id", ids, "bundle entry IDs or target IDs")->required();
-  canonical->add_flag("--json", as_json, json_help);
+  canonical->add_option("id", o->ids, "bundle entry IDs or target IDs")->required();
+  canonical->add_flag("--json", o->as_json, json_help);
 
   CLI::App* select = app.add_subcommand("select", "which entry a runtime loads for a GPU (exit 1 when none fits)");
-  select->add_option("file", file, "bundle, compressed bundle, archive, object or executable ('-' = stdin)")->required();
-  select->add_option("-t,--target", target_text, "the GPU's target ID (or a bundle entry ID)")->required();
+  select->add_option("file", o->file, "bundle, compressed bundle, archive, object or executable ('-' = stdin)")
+      ->required();
+  select->add_option("-t,--target", o->target_text, "the GPU's target ID (or a bundle entry ID)")->required();
   add_rule_flags(select);
 
   CLI::App* verify = app.add_subcommand("verify", "check bundle composition rules (exit 1 on violations)");
-  verify->add_option("file", files, "bundles, archives, objects or executables")->required();
-  verify->add_flag("--json", as_json, json_help);
+  verify->add_option("file", o->files, "bundles, archives, objects or executables")->required();
+  verify->add_flag("--json", o->as_json, json_help);
 
   CLI::App* detect = app.add_subcommand("detect", "the local AMD GPUs' target IDs from amdkfd's sysfs topology");
-  detect->add_option("--sysfs", sysfs, "the sysfs root to read (default /sys)");
-  detect->add_option("--xnack", xnack, "the xnack mode processes run with: on or off (default: HSA_XNACK, else any)");
-  detect->add_flag("--json", as_json, json_help);
+  detect->add_option("--sysfs", o->sysfs, "the sysfs root to read (default /sys)");
+  detect->add_option("--xnack", o->xnack,
+                     "the xnack mode processes run with: on or off (default: HSA_XNACK, else any)");
+  detect->add_flag("--json", o->as_json, json_help);
 
-  // run_native maps every failure to 1; compat's errors are 2, so that 1 keeps
-  // meaning "no" (not compatible, nothing fits, violations).
-  bool started = false, finished = false;
-  int rc = run_native(app, inv, [&] {
-    started = true;
-    int r = 0;
+  // The subcommands belong to `app`, which outlives the body (cli/run.cpp).
+  return [o, check, canonical, select, verify](const cli::Invocation& inv) {
     if (check->parsed())
-      r = do_check(code_text, target_text, explain, as_json, check_options(bundler, hip_openmp));
-    else if (canonical->parsed())
-      r = do_canonical(ids, as_json, inv.prog);
-    else if (select->parsed())
-      r = do_select(file, target_text, as_json, check_options(bundler, hip_openmp));
-    else if (verify->parsed())
-      r = do_verify(files, as_json);
-    else
-      r = do_detect(sysfs, xnack, as_json, inv.prog);
-    finished = true;
-    return r;
-  });
-  if (rc != 0 && (!started || !finished)) return 2;  // a usage error, or an error the runner reported
-  return rc;
+      return do_check(o->code_text, o->target_text, o->explain, o->as_json, check_options(o->bundler, o->hip_openmp));
+    if (canonical->parsed()) return do_canonical(o->ids, o->as_json, inv.prog);
+    if (select->parsed())
+      return do_select(o->file, o->target_text, o->as_json, check_options(o->bundler, o->hip_openmp));
+    if (verify->parsed()) return do_verify(o->files, o->as_json);
+    return do_detect(o->sysfs, o->xnack, o->as_json, inv.prog);
+  };
 }
 
 }  // namespace ot::tools

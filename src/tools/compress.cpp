@@ -28,8 +28,11 @@
 //   }
 // Hashes are LLVM's truncated MD5 (the first 8 digest bytes read as a
 // little-endian integer), printed as LLVM's -verbose prints them.
+#include <CLI/CLI.hpp>
+
 #include <charconv>
 #include <cstdio>
+#include <memory>
 
 #include "cli/diagnostics.h"
 #include "compress/bundle_file.h"
@@ -111,15 +114,7 @@ void print_text(const std::string& input, const std::vector<compress::BundleInfo
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
-}  // namespace
-
-int run_compress(const cli::Invocation& inv) {
-  CLI::App app{
-      "Compress, decompress or recompress offload bundles (CCOB, what clang-offload-bundler -compress writes),\n"
-      "describe or verify them. Files holding several concatenated bundles are handled bundle by bundle.\n"
-      "Defaults give LLVM 19's bytes; --threads and --window auto do not (LLVM 19 still reads them)."};
-  app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+struct CompressOptions {
   std::string input, output, method = "zstd", window = "llvm";
   bool decompress = false, recompress = false, info = false, verify = false, as_json = false;
   // LLVM never checks the hash (its unbundling reports it only with
@@ -129,79 +124,97 @@ int run_compress(const cli::Invocation& inv) {
   bool long_distance = true;
   int level = -1000, threads = 0;
   std::uint16_t ccob_version = 2;
-  app.add_option("input", input, "bundle or compressed bundle ('-' for standard input)")->required();
-  app.add_option("-o,--output", output, "output file ('-' for standard output)");
-  auto* d = app.add_flag("-d,--decompress", decompress, "decompress (--hash check: and check the stored hash)");
-  auto* r = app.add_flag("--recompress", recompress, "decompress and compress again with the given settings");
-  auto* i = app.add_flag("--info", info, "describe each bundle: header, sizes, ratio, stored and recomputed hash");
-  auto* v = app.add_flag("--verify", verify, "decompress everything and check sizes and hashes (exit 1 if not)");
+};
+
+int describe(const CompressOptions& o) {
+  if (!o.output.empty()) fail("", "--info and --verify write no output file: drop -o");
+  std::vector<compress::BundleInfo> infos = compress::inspect_file(o.input);
+  if (o.info) {
+    if (o.as_json)
+      print_json(o.input, infos.empty() ? 0 : infos.back().offset + infos.back().size, infos);
+    else
+      print_text(o.input, infos);
+    return 0;
+  }
+  for (const compress::BundleInfo& b : infos)
+    if (b.ccob && !b.ccob->hash_matches()) throw compress::hash_mismatch_error(*b.ccob, o.input, b.offset);
+  std::size_t n = 0;
+  for (const compress::BundleInfo& b : infos) n += b.compressed;
+  std::printf("%s: ok (%zu bundle%s, %zu compressed)\n", o.input.c_str(), infos.size(), infos.size() == 1 ? "" : "s",
+              n);
+  return 0;
+}
+
+// long_given: --long or --no-long was given.
+int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv) {
+  if (c.as_json) fail("", "--json goes with --info");
+  if (c.output.empty()) fail("", "no output file: give -o (or '-o -' for standard output)");
+  compress::RecodeOptions o;
+  o.action = c.decompress   ? compress::Action::Decompress
+             : c.recompress ? compress::Action::Recompress
+                            : compress::Action::Compress;
+  o.hash = c.hash == "skip"   ? compress::RecodeOptions::Hash::Skip
+           : c.hash == "warn" ? compress::RecodeOptions::Hash::Warn
+                              : compress::RecodeOptions::Hash::Check;
+  o.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
+  compress::Params& p = o.ccob.params;
+  p.method = c.method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
+  p.level = c.level != -1000 ? c.level : (p.method == compress::Method::Zlib ? 6 : 3);
+  p.long_distance = c.long_distance;
+  p.threads = c.threads;
+  if (c.window == "auto") {
+    o.ccob.auto_window = true;
+  } else if (c.window != "llvm") {
+    int log = 0;
+    auto [end, ec] = std::from_chars(c.window.data(), c.window.data() + c.window.size(), log);
+    if (ec != std::errc() || end != c.window.data() + c.window.size() || log < 10 || log > 31)
+      fail("", "--window {}: expected llvm, auto or a window log from 10 to 31", c.window);
+    p.window_log = log;
+  }
+  if (p.method == compress::Method::Zlib && (c.threads > 0 || c.window != "llvm" || long_given))
+    fail("", "--threads, --window and --long are zstd settings");
+  o.ccob.version = c.ccob_version;
+  compress::recode_file(c.input, c.output, o);
+  return 0;
+}
+
+}  // namespace
+
+cli::AppletBody define_compress(CLI::App& app) {
+  auto o = std::make_shared<CompressOptions>();
+  app.description(
+      "Compress, decompress or recompress offload bundles (CCOB, what clang-offload-bundler -compress writes),\n"
+      "describe or verify them. Files holding several concatenated bundles are handled bundle by bundle.\n"
+      "Defaults give LLVM 19's bytes; --threads and --window auto do not (LLVM 19 still reads them).");
+  app.add_option("input", o->input, "bundle or compressed bundle ('-' for standard input)")->required();
+  app.add_option("-o,--output", o->output, "output file ('-' for standard output)");
+  auto* d = app.add_flag("-d,--decompress", o->decompress, "decompress (--hash check: and check the stored hash)");
+  auto* r = app.add_flag("--recompress", o->recompress, "decompress and compress again with the given settings");
+  auto* i = app.add_flag("--info", o->info, "describe each bundle: header, sizes, ratio, stored and recomputed hash");
+  auto* v = app.add_flag("--verify", o->verify, "decompress everything and check sizes and hashes (exit 1 if not)");
   d->excludes(r, i, v);
   r->excludes(i, v);
   i->excludes(v);
-  app.add_flag("--json", as_json, "with --info: JSON (schema offloadtool.compress.info, version 1)");
-  app.add_option("--hash", hash,
+  app.add_flag("--json", o->as_json, "with --info: JSON (schema offloadtool.compress.info, version 1)");
+  app.add_option("--hash", o->hash,
                  "decompressing: check (a stored hash that does not match is an error), warn, or skip "
                  "(not computed, as LLVM; the default)")
       ->check(CLI::IsMember({"check", "warn", "skip"}));
-  app.add_option("--method", method, "zstd (default) or zlib")->check(CLI::IsMember({"zstd", "zlib"}));
-  app.add_option("--level", level, "compression level (default: zstd 3, zlib 6, as LLVM)");
-  app.add_flag("--long,!--no-long", long_distance, "zstd long-distance matching (default on, as LLVM)");
-  app.add_option("--ccob-version", ccob_version,
+  app.add_option("--method", o->method, "zstd (default) or zlib")->check(CLI::IsMember({"zstd", "zlib"}));
+  app.add_option("--level", o->level, "compression level (default: zstd 3, zlib 6, as LLVM)");
+  CLI::Option* long_flag =
+      app.add_flag("--long,!--no-long", o->long_distance, "zstd long-distance matching (default on, as LLVM)");
+  app.add_option("--ccob-version", o->ccob_version,
                  "compressed bundle format version: 2 (LLVM 19's, default) or 3 (LLVM 20+; LLVM 19 cannot read it)")
       ->check(CLI::IsMember({2, 3}));
-  app.add_option("--threads", threads, "zstd worker threads; the output is the same for every N >= 1 but not LLVM's")
+  app.add_option("--threads", o->threads, "zstd worker threads; the output is the same for every N >= 1 but not LLVM's")
       ->check(CLI::Range(0, 256));
-  app.add_option("--window", window,
+  app.add_option("--window", o->window,
                  "zstd window: llvm (the library's, default), auto (covers the largest entry) or a log2 10..31");
-  return run_native(app, inv, [&] {
-    if (info || verify) {
-      if (!output.empty()) fail("", "--info and --verify write no output file: drop -o");
-      std::vector<compress::BundleInfo> infos = compress::inspect_file(input);
-      if (info) {
-        if (as_json)
-          print_json(input, infos.empty() ? 0 : infos.back().offset + infos.back().size, infos);
-        else
-          print_text(input, infos);
-        return 0;
-      }
-      for (const compress::BundleInfo& b : infos)
-        if (b.ccob && !b.ccob->hash_matches()) throw compress::hash_mismatch_error(*b.ccob, input, b.offset);
-      std::size_t n = 0;
-      for (const compress::BundleInfo& b : infos) n += b.compressed;
-      std::printf("%s: ok (%zu bundle%s, %zu compressed)\n", input.c_str(), infos.size(), infos.size() == 1 ? "" : "s",
-                  n);
-      return 0;
-    }
-    if (as_json) fail("", "--json goes with --info");
-    if (output.empty()) fail("", "no output file: give -o (or '-o -' for standard output)");
-    compress::RecodeOptions o;
-    o.action = decompress ? compress::Action::Decompress
-               : recompress ? compress::Action::Recompress
-                            : compress::Action::Compress;
-    o.hash = hash == "skip"   ? compress::RecodeOptions::Hash::Skip
-             : hash == "warn" ? compress::RecodeOptions::Hash::Warn
-                              : compress::RecodeOptions::Hash::Check;
-    o.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
-    compress::Params& p = o.ccob.params;
-    p.method = method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
-    p.level = level != -1000 ? level : (p.method == compress::Method::Zlib ? 6 : 3);
-    p.long_distance = long_distance;
-    p.threads = threads;
-    if (window == "auto") {
-      o.ccob.auto_window = true;
-    } else if (window != "llvm") {
-      int log = 0;
-      auto [end, ec] = std::from_chars(window.data(), window.data() + window.size(), log);
-      if (ec != std::errc() || end != window.data() + window.size() || log < 10 || log > 31)
-        fail("", "--window {}: expected llvm, auto or a window log from 10 to 31", window);
-      p.window_log = log;
-    }
-    if (p.method == compress::Method::Zlib && (threads > 0 || window != "llvm" || app.count("--long")))
-      fail("", "--threads, --window and --long are zstd settings");
-    o.ccob.version = ccob_version;
-    compress::recode_file(input, output, o);
-    return 0;
-  });
+  // long_flag belongs to `app`, which outlives the body (cli/run.cpp).
+  return [o, long_flag](const cli::Invocation& inv) {
+    return o->info || o->verify ? describe(*o) : recode(*o, long_flag->count() > 0, inv);
+  };
 }
 
 }  // namespace ot::tools

@@ -4,7 +4,6 @@
 
 #include "archive/ar_reader.h"
 #include "cli/diagnostics.h"
-#include "cli/run.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
@@ -50,24 +49,6 @@ bundler::Config make_config() {
   c.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
   c.err = [](std::string_view s) { cli::print_raw(s); };
   return c;
-}
-
-int run_native(CLI::App& app, const cli::Invocation& inv, const std::function<int()>& body) {
-  std::vector<std::string> args(inv.args.rbegin(), inv.args.rend());  // CLI11 parses a reversed vector
-  try {
-    app.parse(args);
-  } catch (const CLI::CallForHelp&) {
-    const auto subs = app.get_subcommands();  // `applet sub --help` shows the subcommand's help
-    std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
-    return 0;
-  } catch (const CLI::CallForVersion&) {
-    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    cli::print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));
-    return 1;
-  }
-  return cli::run_guarded(inv.prog, body);
 }
 
 }  // namespace ot::tools

@@ -2,8 +2,6 @@
 // "<target>=<file>" pairs, file-type inference, and the common Config wiring.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,9 +24,5 @@ std::string type_from_content(const std::string& path);
 
 // A Config whose out/err go to stdout/stderr.
 bundler::Config make_config();
-
-// Run a native applet body with one error report (exit 1) on failure, and CLI11's
-// own help/usage handling (exit 0 for --help, 2 for usage errors... mapped to 1).
-int run_native(CLI::App& app, const cli::Invocation& inv, const std::function<int()>& body);
 
 }  // namespace ot::tools

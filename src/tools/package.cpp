@@ -36,9 +36,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <memory>
 
 #include "cli/diagnostics.h"
-#include "cli/run.h"
 #include "packager/packager.h"
 #include "support/mapped_file.h"
 #include "tools/native_bundler_options.h"
@@ -138,65 +138,81 @@ std::vector<packager::ImageArgs> parse_images(const std::vector<std::string>& te
   return out;
 }
 
-}  // namespace
-
-int run_package(const cli::Invocation& inv) {
-  CLI::App app{"Create, extract or list offload binaries (the OffloadBinary format clang embeds in\n"
-               ".llvm.offloading sections; what clang-offload-packager reads and writes)."};
-  app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
-  app.require_subcommand(1);
-
+struct PackageOptions {
   std::string output, input, directory;
   std::vector<std::string> image_texts;
   bool archive = false, as_json = false;
+};
 
-  CLI::App* create = app.add_subcommand("create", "package device images into concatenated offload binaries");
-  create->add_option("-o,--output", output, "the file to write ('-' for standard output)")->required();
-  create->add_option("--image", image_texts,
-                     "one image: file=<path>,triple=<triple>[,arch=<arch>][,kind=openmp|cuda|hip][,<key>=<value>...]; "
-                     "a repeated key joins its values with ','")
+void create(const PackageOptions& o) {
+  packager::create_package(parse_images(o.image_texts, true), o.output, packager::Diagnostics::Native);
+}
+
+void extract(const PackageOptions& o, const cli::Invocation& inv) {
+  packager::ExtractOptions options;
+  options.selectors = parse_images(o.image_texts, false);
+  options.archive = o.archive;
+  options.directory = o.directory;
+  options.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
+  if (o.image_texts.empty()) {
+    // Every image under its generated name: a selector without keys.
+    options.selectors = {packager::ImageArgs()};
+  }
+  packager::extract_package(o.input, options, packager::Diagnostics::Native);
+}
+
+void list(const PackageOptions& o) {
+  const auto in = InputFile::open(o.input);
+  const auto images = packager::find_offload_images(in, packager::Diagnostics::Native);
+  if (o.as_json)
+    print_json(o.input, images);
+  else
+    print_text(o.input, images);
+}
+
+}  // namespace
+
+cli::AppletBody define_package(CLI::App& app) {
+  auto o = std::make_shared<PackageOptions>();
+  app.description("Create, extract or list offload binaries (the OffloadBinary format clang embeds in\n"
+                  ".llvm.offloading sections; what clang-offload-packager reads and writes).");
+  app.require_subcommand(1);
+
+  CLI::App* create_cmd = app.add_subcommand("create", "package device images into concatenated offload binaries");
+  create_cmd->add_option("-o,--output", o->output, "the file to write ('-' for standard output)")->required();
+  create_cmd
+      ->add_option("--image", o->image_texts,
+                   "one image: file=<path>,triple=<triple>[,arch=<arch>][,kind=openmp|cuda|hip][,<key>=<value>...]; "
+                   "a repeated key joins its values with ','")
       ->allow_extra_args(false);
 
-  CLI::App* extract = app.add_subcommand("extract", "write out the images of a file");
-  extract->add_option("input", input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
+  CLI::App* extract_cmd = app.add_subcommand("extract", "write out the images of a file");
+  extract_cmd->add_option("input", o->input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
       ->required();
-  extract->add_option("--image", image_texts,
-                      "select images whose every key=value matches (kind= by producer); file=<path> names the "
-                      "output, else <stem>-<triple>-<arch>.<n>.<ext>; default: every image")
+  extract_cmd
+      ->add_option("--image", o->image_texts,
+                   "select images whose every key=value matches (kind= by producer); file=<path> names the "
+                   "output, else <stem>-<triple>-<arch>.<n>.<ext>; default: every image")
       ->allow_extra_args(false);
-  extract->add_flag("--archive", archive, "write the matches of each --image into one static archive named by file=");
-  extract->add_option("-C,--directory", directory, "folder for generated names (default: the current one)");
+  extract_cmd->add_flag("--archive", o->archive,
+                        "write the matches of each --image into one static archive named by file=");
+  extract_cmd->add_option("-C,--directory", o->directory, "folder for generated names (default: the current one)");
 
-  CLI::App* list = app.add_subcommand("list", "describe the offload images a file contains");
-  list->add_option("input", input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
+  CLI::App* list_cmd = app.add_subcommand("list", "describe the offload images a file contains");
+  list_cmd->add_option("input", o->input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
       ->required();
-  list->add_flag("--json", as_json, "machine-readable output (schema offloadtool.package.list, version 1)");
+  list_cmd->add_flag("--json", o->as_json, "machine-readable output (schema offloadtool.package.list, version 1)");
 
-  return run_native(app, inv, [&] {
-    if (create->parsed()) {
-      packager::create_package(parse_images(image_texts, true), output, packager::Diagnostics::Native);
-    } else if (extract->parsed()) {
-      packager::ExtractOptions options;
-      options.selectors = parse_images(image_texts, false);
-      options.archive = archive;
-      options.directory = directory;
-      options.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
-      if (image_texts.empty()) {
-        // Every image under its generated name: a selector without keys.
-        options.selectors = {packager::ImageArgs()};
-      }
-      packager::extract_package(input, options, packager::Diagnostics::Native);
-    } else {
-      const auto in = InputFile::open(input);
-      const auto images = packager::find_offload_images(in, packager::Diagnostics::Native);
-      if (as_json)
-        print_json(input, images);
-      else
-        print_text(input, images);
-    }
+  // The subcommands belong to `app`, which outlives the body (cli/run.cpp).
+  return [o, create_cmd, extract_cmd](const cli::Invocation& inv) {
+    if (create_cmd->parsed())
+      create(*o);
+    else if (extract_cmd->parsed())
+      extract(*o, inv);
+    else
+      list(*o);
     return 0;
-  });
+  };
 }
 
 }  // namespace ot::tools

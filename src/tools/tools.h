@@ -5,15 +5,22 @@
 
 namespace ot::tools {
 
-int run_bundle(const cli::Invocation&);
-int run_compat(const cli::Invocation&);
-int run_compress(const cli::Invocation&);
-int run_list(const cli::Invocation&);
-int run_unbundle(const cli::Invocation&);
+// Native applets: define_<applet> builds the applet's command line in `app`
+// (description, options, subcommands), bound to an Options struct that the
+// returned body owns, and runs nothing. cli/run.cpp parses the arguments with
+// it and then calls the body; cli/docs_model.cpp reads man pages and
+// completions from the same definition.
+cli::AppletBody define_bundle(CLI::App& app);
+cli::AppletBody define_compat(CLI::App& app);
+cli::AppletBody define_compress(CLI::App& app);
+cli::AppletBody define_list(CLI::App& app);
+cli::AppletBody define_package(CLI::App& app);
+cli::AppletBody define_unbundle(CLI::App& app);
+cli::AppletBody define_wrap(CLI::App& app);
+
+// Personalities: LLVM's command line (cli/llvm_tools.h), parsed and run.
 int run_clang_offload_bundler(const cli::Invocation&);
-int run_package(const cli::Invocation&);
 int run_clang_offload_packager(const cli::Invocation&);
-int run_wrap(const cli::Invocation&);
 int run_clang_offload_wrapper(const cli::Invocation&);
 
 }  // namespace ot::tools

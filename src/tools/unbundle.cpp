@@ -1,6 +1,9 @@
 // offloadtool unbundle: extract entries from a bundle, or device archives from
 // a heterogeneous device archive, or all of an input's device code into a folder.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
+#include <memory>
 
 #include "bundler/archive_unbundle.h"
 #include "tools/native_bundler_options.h"
@@ -41,59 +44,64 @@ file name stands for the member name. Host objects lose their bundle sections.
 Exit status: 0 on success, 1 on any error (nothing is written then).
 )";
 
-}  // namespace
-
-int run_unbundle(const cli::Invocation& inv) {
-  CLI::App app{"Extract entries from an offload bundle (binary, text, object or compressed) or a device archive."};
-  app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
-  app.footer(kFooter);
+struct UnbundleOptions {
   std::string input, type, extract_dir;
   std::vector<std::string> pairs;
   bool allow_missing = false, hip_openmp = false, check_archive = false, verbose = false;
-  app.add_option("input", input, "bundle or archive to read ('-' for standard input)")->required();
-  app.add_option("-t,--target", pairs,
-                 "<bundle id>=<output file> (repeat); with --extract-dir: <bundle id> selecting what to extract");
-  app.add_option("--extract-dir", extract_dir, "write the selected device code objects as files into this folder");
-  app.add_option("--type", type, "file type (default: detected from the content; 'a' for archives)");
-  app.add_flag("--allow-missing", allow_missing,
-               "a target without code objects is no error (empty output, empty device archive)");
-  app.add_flag("--hip-openmp-compatible", hip_openmp, "let hip/hipv4 and openmp entries match each other");
-  app.add_flag("--check-input-archive", check_archive,
-               "archives: refuse members whose bundle IDs conflict (as clang-offload-bundler -check-input-archive)");
-  app.add_flag("-v,--verbose", verbose, "with --extract-dir: list the written files");
-  return run_native(app, inv, [&] {
-    bundler::Config c = make_config();
-    c.inputs = {input};
-    c.type = type.empty() ? type_from_content(input) : type;
-    if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
-    c.allow_missing_bundles = allow_missing;
-    c.hip_openmp_compatible = hip_openmp;
-    if (check_archive && c.type != "a") fail(input, "--check-input-archive needs an archive input");
-    c.check_input_archive = check_archive;
-    if (!extract_dir.empty()) {
-      for (const std::string& p : pairs) {
-        if (p.find('=') != std::string::npos)
-          fail("", "'{}': with --extract-dir, --target takes a bundle ID without '=<file>' (see '{} --help')", p,
-               inv.prog);
-        c.targets.push_back(p);
-      }
-      auto targets = bundler::check_targets(c, true);
-      if (check_archive) bundler::check_input_archive(c);
-      for (const bundler::ExtractedFile& f : bundler::extract_to_dir(c, targets, extract_dir))
-        if (verbose) std::printf("%s\t%s\t%s\n", f.path.c_str(), f.member.c_str(), f.bundle_id.c_str());
-      return 0;
-    }
-    if (pairs.empty()) fail("", "--target <bundle id>=<output file> is required without --extract-dir (see '{} --help')", inv.prog);
-    for (const std::string& p : pairs) {
-      auto [id, file] = split_target_pair(p, inv.prog);
-      c.targets.push_back(id);
-      c.outputs.push_back(file);
+};
+
+int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
+  bundler::Config c = make_config();
+  c.inputs = {o.input};
+  c.type = o.type.empty() ? type_from_content(o.input) : o.type;
+  if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
+  c.allow_missing_bundles = o.allow_missing;
+  c.hip_openmp_compatible = o.hip_openmp;
+  if (o.check_archive && c.type != "a") fail(o.input, "--check-input-archive needs an archive input");
+  c.check_input_archive = o.check_archive;
+  if (!o.extract_dir.empty()) {
+    for (const std::string& p : o.pairs) {
+      if (p.find('=') != std::string::npos)
+        fail("", "'{}': with --extract-dir, --target takes a bundle ID without '=<file>' (see '{} --help')", p,
+             inv.prog);
+      c.targets.push_back(p);
     }
     auto targets = bundler::check_targets(c, true);
-    bundler::unbundle(c, targets);
+    if (o.check_archive) bundler::check_input_archive(c);
+    for (const bundler::ExtractedFile& f : bundler::extract_to_dir(c, targets, o.extract_dir))
+      if (o.verbose) std::printf("%s\t%s\t%s\n", f.path.c_str(), f.member.c_str(), f.bundle_id.c_str());
     return 0;
-  });
+  }
+  if (o.pairs.empty())
+    fail("", "--target <bundle id>=<output file> is required without --extract-dir (see '{} --help')", inv.prog);
+  for (const std::string& p : o.pairs) {
+    auto [id, file] = split_target_pair(p, inv.prog);
+    c.targets.push_back(id);
+    c.outputs.push_back(file);
+  }
+  auto targets = bundler::check_targets(c, true);
+  bundler::unbundle(c, targets);
+  return 0;
+}
+
+}  // namespace
+
+cli::AppletBody define_unbundle(CLI::App& app) {
+  auto o = std::make_shared<UnbundleOptions>();
+  app.description("Extract entries from an offload bundle (binary, text, object or compressed) or a device archive.");
+  app.footer(kFooter);
+  app.add_option("input", o->input, "bundle or archive to read ('-' for standard input)")->required();
+  app.add_option("-t,--target", o->pairs,
+                 "<bundle id>=<output file> (repeat); with --extract-dir: <bundle id> selecting what to extract");
+  app.add_option("--extract-dir", o->extract_dir, "write the selected device code objects as files into this folder");
+  app.add_option("--type", o->type, "file type (default: detected from the content; 'a' for archives)");
+  app.add_flag("--allow-missing", o->allow_missing,
+               "a target without code objects is no error (empty output, empty device archive)");
+  app.add_flag("--hip-openmp-compatible", o->hip_openmp, "let hip/hipv4 and openmp entries match each other");
+  app.add_flag("--check-input-archive", o->check_archive,
+               "archives: refuse members whose bundle IDs conflict (as clang-offload-bundler -check-input-archive)");
+  app.add_flag("-v,--verbose", o->verbose, "with --extract-dir: list the written files");
+  return [o](const cli::Invocation& inv) { return unbundle(*o, inv); };
 }
 
 }  // namespace ot::tools
