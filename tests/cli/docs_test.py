@@ -12,7 +12,9 @@
     (`complete -C` offers the applets, subcommands, options and values);
 (d) generating twice gives the same bytes, and scripts/gen-docs the same files.
 
-Environment: OFFLOADTOOL = the offloadtool binary, OT_SOURCE_ROOT = the source tree.
+Environment: OFFLOADTOOL = the offloadtool binary, OT_SOURCE_ROOT = the source tree;
+OT_DOCS_TREE = an installed tree (an unpacked SDK tarball) whose share/ is checked
+instead of a freshly generated one, and must equal what the binary generates.
 Needs man-db, groff, bash-completion, zsh and fish (scripts/install-deps): a
 missing one is a failure, not a skip. Prints "N passed, M failed"; exits 1 on failure.
 """
@@ -28,6 +30,7 @@ from native_cases import OT, check  # noqa: E402
 
 SRC = os.environ.get('OT_SOURCE_ROOT', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 BASH_COMPLETION = '/usr/share/bash-completion/bash_completion'
+INSTALLED = os.environ.get('OT_DOCS_TREE')
 TOOLS = ['/usr/bin/man', '/usr/bin/groff', '/usr/bin/bash', '/usr/bin/zsh', '/usr/bin/fish']
 
 
@@ -118,8 +121,9 @@ def commands():
 # --- the generated files ---------------------------------------------------
 
 def files_of(root):
+    """The files under root/share (an installed tree has bin/ and more beside it)."""
     out = {}
-    for dirpath, _, names in os.walk(root):
+    for dirpath, _, names in os.walk(os.path.join(root, 'share')):
         for n in names:
             p = os.path.join(dirpath, n)
             with open(p, 'rb') as f:
@@ -187,6 +191,8 @@ def body(root):
     for d in (a_dir, b_dir):
         rc, _, err = run([OT, '--generate-docs', d])
         check('--generate-docs %s' % os.path.basename(d), rc == 0 and err == '', err)
+    if INSTALLED:  # the installed tree is what the rest checks: the same bytes as generated here
+        a_dir = INSTALLED
     rc, _, err = run([os.path.join(SRC, 'scripts', 'gen-docs'), OT, s_dir])
     check('scripts/gen-docs', rc == 0, err)
     a = files_of(a_dir)
