@@ -7,6 +7,7 @@
 #include "cli/applets.h"
 #include "support/edit_distance.h"
 #include "cli/diagnostics.h"
+#include "cli/version.h"
 
 namespace ot::cli {
 namespace {
@@ -47,7 +48,7 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+    std::fputs((version_text() + "\n").c_str(), stdout);
     return 0;
   }
   for (const Applet& a : applets()) {

@@ -1,4 +1,5 @@
 // offloadtool bundle: bundle host and device files into one file.
+#include "cli/version.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -7,7 +8,7 @@ namespace ot::tools {
 int run_bundle(const cli::Invocation& inv) {
   CLI::App app{"Bundle host and device files into one offload bundle (the format clang-offload-bundler writes)."};
   app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", cli::version_text);
   std::vector<std::string> pairs;
   std::string output, type, compress_method = "none";
   std::uint64_t align = 1;

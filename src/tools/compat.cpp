@@ -43,6 +43,7 @@
 #include <filesystem>
 
 #include "cli/diagnostics.h"
+#include "cli/version.h"
 #include "compat/code_object.h"
 #include "compat/detect.h"
 #include "compat/entries.h"
@@ -329,7 +330,7 @@ int run_compat(const cli::Invocation& inv) {
                "(select), violations (verify), no AMD GPU (detect); 2 errors: malformed or unknown target IDs,\n"
                "unreadable or malformed files, usage errors.\n"};
   app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", cli::version_text);
   app.require_subcommand(1);
 
   std::string code_text, target_text, file, sysfs = "/sys", xnack;

@@ -32,6 +32,7 @@
 #include <cstdio>
 
 #include "cli/diagnostics.h"
+#include "cli/version.h"
 #include "compress/bundle_file.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
@@ -119,7 +120,7 @@ int run_compress(const cli::Invocation& inv) {
       "describe or verify them. Files holding several concatenated bundles are handled bundle by bundle.\n"
       "Defaults give LLVM 19's bytes; --threads and --window auto do not (LLVM 19 still reads them)."};
   app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", cli::version_text);
   std::string input, output, method = "zstd", window = "llvm";
   bool decompress = false, recompress = false, info = false, verify = false, as_json = false;
   // LLVM never checks the hash (its unbundling reports it only with

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "bundler/archive_unbundle.h"
+#include "cli/version.h"
 #include "formats/bundle_binary.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
@@ -11,7 +12,7 @@ namespace ot::tools {
 int run_list(const cli::Invocation& inv) {
   CLI::App app{"List the bundle IDs of an offload bundle (or of several concatenated ones), in file order; of an archive, \"<member>: <bundle id>\" for every member."};
   app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", cli::version_text);
   std::string input, type;
   app.add_option("input", input, "bundle to read ('-' for standard input)")->required();
   app.add_option("--type", type, "file type (default: detected from the content)");

@@ -5,6 +5,7 @@
 #include "archive/ar_reader.h"
 #include "cli/diagnostics.h"
 #include "cli/run.h"
+#include "cli/version.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
@@ -61,7 +62,7 @@ int run_native(CLI::App& app, const cli::Invocation& inv, const std::function<in
     std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
     return 0;
   } catch (const CLI::CallForVersion&) {
-    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+    std::fputs((cli::version_text() + "\n").c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
     cli::print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));

@@ -39,6 +39,7 @@
 
 #include "cli/diagnostics.h"
 #include "cli/run.h"
+#include "cli/version.h"
 #include "packager/packager.h"
 #include "support/mapped_file.h"
 #include "tools/native_bundler_options.h"
@@ -144,7 +145,7 @@ int run_package(const cli::Invocation& inv) {
   CLI::App app{"Create, extract or list offload binaries (the OffloadBinary format clang embeds in\n"
                ".llvm.offloading sections; what clang-offload-packager reads and writes)."};
   app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", cli::version_text);
   app.require_subcommand(1);
 
   std::string output, input, directory;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "bundler/archive_unbundle.h"
+#include "cli/version.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -46,7 +47,7 @@ Exit status: 0 on success, 1 on any error (nothing is written then).
 int run_unbundle(const cli::Invocation& inv) {
   CLI::App app{"Extract entries from an offload bundle (binary, text, object or compressed) or a device archive."};
   app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", cli::version_text);
   app.footer(kFooter);
   std::string input, type, extract_dir;
   std::vector<std::string> pairs;

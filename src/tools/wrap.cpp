@@ -5,6 +5,7 @@
 
 #include "cli/diagnostics.h"
 #include "cli/run.h"
+#include "cli/version.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 #include "wrap/wrap.h"
@@ -25,7 +26,7 @@ int run_wrap(const cli::Invocation& inv) {
       "          here, 4096-aligned), registered with __hipRegisterFatBinary.\n"
       "Hosts: x86_64 (ELF; COFF for *-windows-msvc and *-windows-gnu), aarch64 and powerpc64le (ELF)."};
   app.name(inv.prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", cli::version_text);
   std::string kind = "openmp", triple, output, scheme = "llvm19", entries = "llvm19";
   std::vector<std::string> images, archs;
   app.add_option("--kind", kind, "offload kind: openmp, cuda or hip (default openmp)")
