@@ -8,6 +8,7 @@
 #include "cli/diagnostics.h"
 #include "cli/generate_docs.h"
 #include "cli/run.h"
+#include "cli/version.h"
 #include "support/edit_distance.h"
 
 namespace ot::cli {
@@ -51,7 +52,7 @@ int dispatch(int argc, char** argv) {
         print_usage(stdout);
         return 0;
       case TopLevelAction::Version:
-        std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+        std::fputs((version_text() + "\n").c_str(), stdout);
         return 0;
       case TopLevelAction::GenerateDocs:
         if (args.size() != 2) {

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "cli/diagnostics.h"
+#include "cli/version.h"
 #include "support/error.h"
 
 namespace ot::cli {
@@ -33,7 +34,7 @@ int run_guarded(std::string_view prog, const std::function<int()>& body) {
 
 AppletBody define_applet(const Applet& a, CLI::App& app, const std::string& prog) {
   app.name(prog);
-  app.set_version_flag("--version", std::string("offloadtool version " OT_VERSION));
+  app.set_version_flag("--version", version_text);
   return a.define(app);
 }
 
@@ -48,7 +49,7 @@ int run_applet(const Applet& a, const Invocation& inv) {
     std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
     return 0;
   } catch (const CLI::CallForVersion&) {
-    std::fputs("offloadtool version " OT_VERSION "\n", stdout);
+    std::fputs((version_text() + "\n").c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
     print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));

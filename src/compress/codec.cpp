@@ -122,6 +122,8 @@ struct Compressor::Impl {
   }
 };
 
+int max_threads() { return ZSTD_cParam_getBounds(ZSTD_c_nbWorkers).upperBound; }
+
 Compressor::Compressor(const Params& params, std::uint64_t total_size, Sink sink, Input input) : impl_(new Impl) {
   impl_->params = params;
   impl_->sink = std::move(sink);

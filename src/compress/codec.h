@@ -39,6 +39,11 @@ using Sink = std::function<void(Bytes)>;
 inline constexpr std::size_t kMtJobSize = 8u << 20;
 inline constexpr int kMtOverlapLog = 6;
 
+// The most zstd workers this libzstd accepts (ZSTD_c_nbWorkers' upper bound):
+// 0 when it was built without its multi-threaded compressor (ZSTD_MULTITHREAD),
+// as Debian's libzstd.a is, and Params::threads > 0 then fails.
+int max_threads();
+
 class Compressor {
  public:
   // How the input arrives. Buffered: in any pieces (zstd copies them into its

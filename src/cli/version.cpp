@@ -1,0 +1,39 @@
+#include "cli/version.h"
+
+#include <archive.h>
+#include <fmt/format.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <string_view>
+
+#include "compress/codec.h"
+
+namespace ot::cli {
+
+// The commit, filled in at build time by Meson's vcs_tag
+// (src/cli/version_commit.cpp.in); "unknown" outside a git checkout.
+extern const char kCommit[];
+
+std::string version_text() {
+  int workers = compress::max_threads();
+  // archive_version_details(): "libarchive 3.6.2 zlib/1.2.13 liblzma/5.4.1 ...",
+  // its version and the libraries it was built with.
+  std::string_view details = archive_version_details();
+  if (details.starts_with("libarchive ")) details.remove_prefix(std::string_view("libarchive ").size());
+  std::string_view archive_version = details.substr(0, details.find(' '));
+  std::string_view archive_libs = details.substr(archive_version.size());
+  if (!archive_libs.empty()) archive_libs.remove_prefix(1);
+  return fmt::format(
+      "offloadtool version " OT_VERSION "\n"
+      "commit: {}\n"
+      "zstd: {}\n"
+      "zlib: {}\n"
+      "libarchive: {}{}\n"
+      "--threads: {}",
+      kCommit, ZSTD_versionString(), zlibVersion(), archive_version,
+      archive_libs.empty() ? "" : fmt::format(" ({})", archive_libs),
+      workers > 0 ? fmt::format("yes (up to {} zstd workers)", workers) : "no (this libzstd has no worker threads)");
+}
+
+}  // namespace ot::cli
