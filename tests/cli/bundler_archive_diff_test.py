@@ -22,7 +22,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bundler_diff_test as bd  # noqa: E402  (the shared harness)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-from native_cases import peak_resident_kib, resident_budget_kib  # noqa: E402
+from harness import peak_resident_kib, resident_budget_kib  # noqa: E402
 
 HOST = bd.HOST
 G906 = 'hip-amdgcn-amd-amdhsa--gfx906'
