@@ -47,6 +47,7 @@ Running commands
     run(argv, cwd, env, stdin, text, timeout, check)  capture exit code,
                           stdout and stderr; env adds to (None: removes from)
                           the environment; a timeout gives returncode 'timeout'
+    outcome(argv, cwd, text)  the same as (exit code, stdout, stderr)
     neutral_env(**extra)  unsets the variables that change what a bundler
                           does (OFFLOAD_BUNDLER_*, COMPRESSED_BUNDLE_FORMAT_VERSION)
     reader_warnings(argv) what an LLVM reader (llvm-readelf ...) says on stderr
@@ -260,6 +261,12 @@ def run(argv, cwd=None, env=None, stdin=None, text=False, timeout=None, check=Fa
         err = r.stderr if text else r.stderr.decode(errors='replace')
         raise RuntimeError('%s failed (exit %d):\n%s' % (' '.join(argv), r.returncode, err))
     return r
+
+
+def outcome(argv, cwd=None, text=True, **kw):
+    """(exit code, stdout, stderr) of run(argv, ...), decoded unless text=False."""
+    r = run(argv, cwd=cwd, text=text, **kw)
+    return r.returncode, r.stdout, r.stderr
 
 
 def reader_warnings(argv, cwd=None):
