@@ -249,7 +249,7 @@ def run(argv, cwd=None, env=None, stdin=None, text=False, timeout=None, check=Fa
                 full.pop(k, None)
             else:
                 full[k] = v
-    kw = {'errors': 'replace', 'text': True} if text else {}
+    kw = {'encoding': 'utf-8', 'errors': 'replace'} if text else {}
     try:
         r = subprocess.run(argv, cwd=cwd, env=full, input=stdin if stdin is not None else None,
                            stdin=subprocess.DEVNULL if stdin is None else None, capture_output=True,
@@ -368,9 +368,6 @@ class Folder:
         kw.setdefault('cwd', self.dir)
         kw.setdefault('text', self.text)
         return run(argv, **kw)
-
-    def remove(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Case(Folder):
