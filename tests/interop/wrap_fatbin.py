@@ -50,10 +50,7 @@ def expected(kind, llvm20):
 def cases(root):
     global S
     S = harness.Folder(path=root, text=True)
-    # gcc (cross compilers included) finds lld as <-B dir>/ld.lld.
-    LLD_DIR = S.path("lld-bin")
-    os.makedirs(LLD_DIR)
-    os.symlink(LLD19, os.path.join(LLD_DIR, "ld.lld"))
+    linkers = harness.gcc_linkers(root)
 
     # Inputs: a CUDA fat binary stand-in, and HIP device images bundled by
     # offloadtool (checked against clang-offload-bundler's bytes for the same inputs).
@@ -95,7 +92,6 @@ def cases(root):
                 defs = [f"-DENTRY_SECTION=\"{section}\"", f"-DPREFIX={kind}"]
                 if llvm20:
                     defs += ["-DLLVM20", f"-DKIND={2 if kind == 'cuda' else 4}"]
-                linkers = [("ld", []), ("lld", ["-fuse-ld=lld", "-B" + LLD_DIR])]
                 for lname, lflags in linkers:
                     exe = S.path(f"{tag}-{lname}")
                     r = S.run([cc, "-O1"] + flags + lflags + defs + ["-o", exe, os.path.join(HERE, "wrap_host_entries.c"),

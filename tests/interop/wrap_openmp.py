@@ -57,10 +57,7 @@ def expected(n, info_defined, with_arch):
 def cases(root):
     global S
     S = harness.Folder(path=root, text=True)
-    LLD_DIR = S.path("lld-bin")
-    os.makedirs(LLD_DIR)
-    os.symlink(LLD19, os.path.join(LLD_DIR, "ld.lld"))
-    LINKERS = [("ld", []), ("lld", ["-fuse-ld=lld", "-B" + LLD_DIR])]
+    LINKERS = harness.gcc_linkers(root)
 
     # ---------------------------------------------------------------------------
     # 1. clang 19 + libomptarget 19

@@ -4,9 +4,15 @@ Every suite is a script that meson runs (tests/cli/meson.build) with
     OFFLOADTOOL     the offloadtool binary
     OT_SOURCE_ROOT  the source tree
     OT_TEST_DATA    tests/data (LLVM's observed outputs under reference/, sysfs fixtures)
-and whose last line is "N passed, M failed" (exit 1 when anything failed). A
-tool the suite needs that is not installed is a failure, never a skip: CI
-installs them all (scripts/install-deps), and a skipped check proves nothing.
+and whose last line is "N passed, M failed" (exit 1 when anything failed).
+
+The rules every suite keeps, through this module:
+  * A tool the suite needs that is not installed is a failure, never a skip:
+    name it in run_suite(needs=...). CI installs them all (scripts/install-deps).
+  * A step that makes an input and fails is a failing check (or raises), never
+    a case quietly left out.
+  * One check per behaviour, counted by check(); the suite prints no summary of
+    its own (run_suite does).
 
 A new suite is written on this module from the start:
 
@@ -17,12 +23,14 @@ A new suite is written on this module from the start:
 
     def cases(root):                   # root: a fresh folder, removed afterwards
         c = harness.Case(root, 'list', {'in.bc': harness.golden('19-hip2.bc')})
-        harness.expect('list: a bundle', c, ['in.bc'], 0, 'hip-...\\n', files=[])
+        harness.expect('list: a bundle', c, ['in.bc'], 0, 'hip-...\n', files=[])
         r = harness.run([harness.LLVM_BUNDLER, '-list', '-type=bc', '-input=in.bc'], cwd=c.dir)
         check('LLVM 19 lists it the same way', r.returncode == 0, r.stderr)
 
     if __name__ == '__main__':
         sys.exit(harness.run_suite('my-suite', cases, needs=[harness.LLVM_BUNDLER]))
+
+and registered in tests/cli/meson.build with env : test_env.
 
 What is here, by purpose:
 
@@ -34,37 +42,47 @@ Where things are
     CLANG, CLANGXX, LLD.
 
 The suite and its count of checks
-    run_suite(name, body, needs)  the missing-tool rule, a temporary work
-                                  folder, the summary line and the exit code
+    run_suite(name, body, needs, keep)  the missing-tool rule, a temporary
+                          work folder (kept with keep=True), the summary line
+                          and the exit code
     check(name, ok, detail)       one check: counted, FAIL and detail printed
     check_problem(name, problem)  one check given as "what is wrong" or None
     run_cases(cases, jobs)        (name, fn) pairs, fn() -> problem or None
-                                  (or (problem, note)), run in parallel
+                                  (or (problem, note)), `jobs` at a time
     summary()                     "N passed, M failed" and the exit code
     VERBOSE                       $OT_TEST_VERBOSE: print passing checks too
 
 Running commands
     run(argv, cwd, env, stdin, text, timeout, check)  capture exit code,
                           stdout and stderr; env adds to (None: removes from)
-                          the environment; a timeout gives returncode 'timeout'
+                          the environment; a timeout gives returncode 'timeout';
+                          check=True raises with the command's stderr
     outcome(argv, cwd, text)  the same as (exit code, stdout, stderr)
     neutral_env(**extra)  unsets the variables that change what a bundler
                           does (OFFLOAD_BUNDLER_*, COMPRESSED_BUNDLE_FORMAT_VERSION)
-    reader_warnings(argv) what an LLVM reader (llvm-readelf ...) says on stderr
+    reader_warnings(argv), check_reader_clean(what, argv)   an LLVM reader
+                          (llvm-readelf, llvm-objdump ...) must say nothing on
+                          stderr about an object we wrote
+    gcc_linkers(folder)   GNU ld and LLVM 19's lld, as gcc flags
 
 Folders and files
     read(path), write(path, data), populate(folder, files), tree_files(folder)
-    Folder                a fresh folder: path(), put(), read(), names(), run()
+    Folder                a fresh folder: path(), put(), read(), names(),
+                          files(), run() in it (text=True: decoded output)
     Case, expect          a native applet run in a folder of inputs: exact exit
-                          code, stdout, stderr and the files it created
+                          code, stdout, stderr and the files it created (a
+                          failing run must leave none)
 
 Differential runs (LLVM's tool and ours on the same inputs)
     Side, Workdir         each tool behind a symlink with the same argv[0], one
-                          case folder and TMPDIR per case, the files left behind
+                          case folder and TMPDIR per case (what is left in the
+                          TMPDIR is a leftover temporary file), the files left
     replace_all(text, mapping), mask_variable(text)   normalising messages:
                           paths and program names, LLVM's timer report,
                           speeds, random temporary file names
     first_difference(a, b), first_line_difference(a, b), same_file(a, b)
+    (tests/cli/bundler_diff_test.py builds the bundler's steps, object and
+    archive comparisons on these; bundler_archive_diff_test.py imports it.)
 
 Inputs made by LLVM 19 (and by hand)
     llvm_bundle(argv, inputs, parent), llvm_ar(members, parent, name, flags),
@@ -267,6 +285,15 @@ def outcome(argv, cwd=None, text=True, **kw):
     """(exit code, stdout, stderr) of run(argv, ...), decoded unless text=False."""
     r = run(argv, cwd=cwd, text=text, **kw)
     return r.returncode, r.stdout, r.stderr
+
+
+def gcc_linkers(folder):
+    """The linkers gcc (cross compilers too) can link with: [(name, flags)] for
+    GNU ld and for LLVM 19's lld, which it finds as <folder>/lld-bin/ld.lld."""
+    lld_dir = os.path.join(folder, 'lld-bin')
+    os.makedirs(lld_dir)
+    os.symlink(LLD, os.path.join(lld_dir, 'ld.lld'))
+    return [('ld', []), ('lld', ['-fuse-ld=lld', '-B' + lld_dir])]
 
 
 def reader_warnings(argv, cwd=None):
