@@ -195,7 +195,7 @@ def run_suite(name, body, needs=(), keep=False):
     missing (CI installs every one of them)."""
     missing = missing_tools(needs)
     if missing:
-        print('missing: %s (scripts/install-deps installs the tools)' % ', '.join(missing))
+        print('missing: %s' % ', '.join(missing))
         print('0 passed, 1 failed')
         return 1
     root = tempfile.mkdtemp(prefix=name + '-')
