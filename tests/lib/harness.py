@@ -102,6 +102,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 
 # ---------------------------------------------------------------------------
 # Where things are
@@ -192,7 +193,8 @@ def run_suite(name, body, needs=(), keep=False):
     """Runs `body(root)` in a fresh temporary folder `root` (removed afterwards
     unless `keep`) and returns the test's exit code after printing the summary.
     Fails, never skips, when OFFLOADTOOL is unset or a tool in `needs` is
-    missing (CI installs every one of them)."""
+    missing (CI installs every one of them). An exception out of `body` is
+    printed and counted as one more failed check."""
     missing = missing_tools(needs)
     if missing:
         print('missing: %s' % ', '.join(missing))
@@ -201,6 +203,9 @@ def run_suite(name, body, needs=(), keep=False):
     root = tempfile.mkdtemp(prefix=name + '-')
     try:
         body(root)
+    except Exception:
+        traceback.print_exc(file=sys.stdout)
+        check(name + ': the suite ran to its end', False, 'stopped by the exception above')
     finally:
         if keep:
             print('kept', root)
@@ -214,7 +219,7 @@ def run_cases(cases, jobs=1):
     its own processes) and counts one check per case in list order. fn()
     returns the problem found (None when there is none) or (problem, note); an
     exception is a problem. Returns the (name, note) pairs with a note."""
-    def outcome(fn):
+    def result_of(fn):
         try:
             r = fn()
         except Exception as e:  # a bug in the test or its fixture: the case fails
@@ -223,10 +228,10 @@ def run_cases(cases, jobs=1):
 
     notes = []
     if jobs <= 1:
-        results = (outcome(fn) for _, fn in cases)
+        results = (result_of(fn) for _, fn in cases)
     else:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
-        results = pool.map(outcome, [fn for _, fn in cases])
+        results = pool.map(result_of, [fn for _, fn in cases])
     for (name, _), (problem, note) in zip(cases, results):
         check_problem(name, problem)
         if note:
