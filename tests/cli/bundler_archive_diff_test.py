@@ -14,15 +14,13 @@ Arguments:   [substring]  run only the cases whose name contains it.
 import os
 import random
 import shutil
-import struct
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bundler_diff_test as bd  # noqa: E402  (the shared harness)
+import bundler_diff_test as bd  # noqa: E402  (the differential harness of the bundler)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-from native_cases import peak_resident_kib, resident_budget_kib  # noqa: E402
+import harness  # noqa: E402
+from harness import binary_bundle, peak_resident_kib, read, resident_budget_kib  # noqa: E402
 
 HOST = bd.HOST
 G906 = 'hip-amdgcn-amd-amdhsa--gfx906'
@@ -34,18 +32,6 @@ SM70 = 'openmp-nvptx64-nvidia-cuda--sm_70'
 
 # ---------------------------------------------------------------------------
 # Inputs
-
-def binary_bundle(entries):
-    """A binary bundle of (id, payload) in the given order (no alignment)."""
-    head = b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<Q', len(entries))
-    off = len(head) + sum(24 + len(i) for i, _ in entries)
-    meta, data = b'', b''
-    for ident, payload in entries:
-        ident = ident.encode() if isinstance(ident, str) else ident
-        meta += struct.pack('<QQQ', off + len(data), len(payload), len(ident)) + ident
-        data += payload
-    return head + meta + data
-
 
 def gnu_archive(members, long_table=None):
     """A GNU archive; names longer than 15 bytes or holding '/' go to '//'."""
@@ -70,17 +56,9 @@ def gnu_archive(members, long_table=None):
     return out
 
 
-def llvm_ar(members, name='lib.a'):
+def llvm_ar(members):
     """An archive made by llvm-ar from files of these names (with symbol table)."""
-    d = tempfile.mkdtemp(dir=bd.SCRATCH)
-    for n, data in members:
-        with open(os.path.join(d, n), 'wb') as f:
-            f.write(data)
-    p = subprocess.run([bd.LLVM_BIN + '/llvm-ar', 'rc', name] + [n for n, _ in members], cwd=d, capture_output=True)
-    if p.returncode:
-        raise SystemExit('llvm-ar failed: %s' % p.stderr.decode())
-    with open(os.path.join(d, name), 'rb') as f:
-        return f.read()
+    return harness.llvm_ar(members, bd.SCRATCH)
 
 
 def make_inputs():
@@ -196,8 +174,7 @@ def archive_cases(f):
     assert len(large) > 64 << 20
     bd.diff_case('hda larger than 64 MiB', [unbundle_argv([G906, G90A, HOST])], {'lib.a': large}, objects='*')
     if bd.selected('native resident'):
-        bd.CASES.append(('native resident memory, archive larger than 64 MiB',
-                         lambda index: (resident_check(large), None)))
+        bd.CASES.append(('native resident memory, archive larger than 64 MiB', lambda: resident_check(large)))
     # validation order around -type=a
     for argv in (['-type=a', '-targets=' + G906, '-input=lib.a', '-output=o.a'],
                  ['-type=a', '-check-input-archive', '-targets=' + G906, '-input=lib.a', '-output=o.a'],
@@ -261,18 +238,15 @@ def malformed_archive_cases(f):
 # Native offloadtool unbundle
 
 def run_ours(argv, cwd):
-    p = subprocess.run([os.path.abspath(os.environ['OFFLOADTOOL'])] + argv, cwd=cwd, capture_output=True)
-    return p.returncode, p.stdout, p.stderr
+    return harness.outcome([harness.OT] + argv, cwd, text=False)
 
 
 def resident_check(large):
     """Reading an archive larger than the 64 MiB kept mapped lets go of its pages
     behind every reader: list, check and unbundle stay far below its size."""
-    d = tempfile.mkdtemp(dir=bd.SCRATCH)
-    lib = os.path.join(d, 'lib.a')
-    with open(lib, 'wb') as fh:
-        fh.write(large)
-    ours = os.path.abspath(os.environ['OFFLOADTOOL'])
+    d = harness.Folder(bd.SCRATCH).dir
+    lib = harness.write(os.path.join(d, 'lib.a'), large)
+    ours = harness.OT
     limit = resident_budget_kib(32)  # the archive is over 64 MiB
     for argv in ([ours, 'list', lib],
                  [ours, 'clang-offload-bundler', '-type=a', '-unbundle', '-check-input-archive',
@@ -292,85 +266,68 @@ def resident_check(large):
 def native_cases(f):
     mixed = llvm_ar([('ob.o', f['obj']), ('bb.bc', f['bc']), ('cb.bc', f['ccob']), ('t.txt', f['text'])])
 
-    def same_as_personality(index):
-        d = tempfile.mkdtemp(dir=bd.SCRATCH)
-        with open(os.path.join(d, 'lib.a'), 'wb') as fh:
-            fh.write(mixed)
-        p = subprocess.run([bd.LLVM_BUNDLER] + unbundle_argv([G906, HOST]), cwd=d, capture_output=True)
+    def same_as_personality():
+        d = harness.Folder(bd.SCRATCH, files={'lib.a': mixed}).dir
+        p = harness.run([bd.LLVM_BUNDLER] + unbundle_argv([G906, HOST]), cwd=d)
         if p.returncode:
-            return 'llvm failed: %s' % p.stderr, None
+            return 'llvm failed: %s' % p.stderr
         rc, out, err = run_ours(['unbundle', 'lib.a', '-t', G906 + '=n0.a', '-t', HOST + '=n1.a'], d)
         if rc:
-            return 'native unbundle failed: %s' % err.decode(), None
+            return 'native unbundle failed: %s' % err.decode()
         for a, b in (('o0.a', 'n0.a'), ('o1.a', 'n1.a')):
-            if open(os.path.join(d, a), 'rb').read() != open(os.path.join(d, b), 'rb').read():
-                return '%s differs from LLVM\'s %s' % (b, a), None
+            if read(os.path.join(d, a)) != read(os.path.join(d, b)):
+                return '%s differs from LLVM\'s %s' % (b, a)
         shutil.rmtree(d)
-        return None, None
+        return None
     bd.CASES.append(('native unbundle archive = LLVM', same_as_personality))
 
-    def extract(index):
-        d = tempfile.mkdtemp(dir=bd.SCRATCH)
-        with open(os.path.join(d, 'lib.a'), 'wb') as fh:
-            fh.write(mixed)
-        subprocess.run([bd.LLVM_BUNDLER] + unbundle_argv([G906]), cwd=d, check=True, capture_output=True)
+    def extract():
+        d = harness.Folder(bd.SCRATCH, files={'lib.a': mixed}).dir
+        harness.run([bd.LLVM_BUNDLER] + unbundle_argv([G906]), cwd=d, check=True)
         os.makedirs(os.path.join(d, 'ref'))
-        subprocess.run([bd.LLVM_BIN + '/llvm-ar', 'x', '../o0.a'], cwd=os.path.join(d, 'ref'), check=True)
+        harness.run([bd.LLVM_BIN + '/llvm-ar', 'x', '../o0.a'], cwd=os.path.join(d, 'ref'), check=True)
         rc, out, err = run_ours(['unbundle', 'lib.a', '--extract-dir', 'x', '--target', G906, '-v'], d)
         if rc:
-            return 'extract failed: %s' % err.decode(), None
+            return 'extract failed: %s' % err.decode()
         ref, got = sorted(os.listdir(os.path.join(d, 'ref'))), sorted(os.listdir(os.path.join(d, 'x')))
         if ref != got:
-            return 'extracted %s, LLVM\'s device archive holds %s' % (got, ref), None
+            return 'extracted %s, LLVM\'s device archive holds %s' % (got, ref)
         for n in ref:
-            if open(os.path.join(d, 'ref', n), 'rb').read() != open(os.path.join(d, 'x', n), 'rb').read():
-                return 'extracted %s differs from the device archive member' % n, None
+            if read(os.path.join(d, 'ref', n)) != read(os.path.join(d, 'x', n)):
+                return 'extracted %s differs from the device archive member' % n
         if len(out.splitlines()) != len(ref):
-            return '-v printed %r' % out, None
+            return '-v printed %r' % out
         # all entries, then a missing target: nothing new is written
         rc, out, err = run_ours(['unbundle', 'lib.a', '--extract-dir', 'all'], d)
         if rc or len(os.listdir(os.path.join(d, 'all'))) != 3 + 3 + 2:
-            return 'extract all: rc=%s %s %s' % (rc, os.listdir(os.path.join(d, 'all')), err.decode()), None
+            return 'extract all: rc=%s %s %s' % (rc, os.listdir(os.path.join(d, 'all')), err.decode())
         rc, out, err = run_ours(['unbundle', 'lib.a', '--extract-dir', 'none', '--target', G906, '--target',
                                  'hip-amdgcn-amd-amdhsa--gfx1100'], d)
         if rc != 1 or os.listdir(os.path.join(d, 'none')):
-            return 'missing target: rc=%s left %s' % (rc, os.listdir(os.path.join(d, 'none'))), None
+            return 'missing target: rc=%s left %s' % (rc, os.listdir(os.path.join(d, 'none')))
         # a bundle input: named after the input file
-        with open(os.path.join(d, 'k.bc'), 'wb') as fh:
-            fh.write(f['bc'])
+        harness.write(os.path.join(d, 'k.bc'), f['bc'])
         rc, out, err = run_ours(['unbundle', 'k.bc', '--extract-dir', 'b'], d)
         want = sorted(['k-%sk.bc' % G906, 'k-%sk.bc' % G1030, 'k-%s_xnack+k.bc' % G90A])
         if rc or sorted(os.listdir(os.path.join(d, 'b'))) != want:
-            return 'bundle extract: %s' % os.listdir(os.path.join(d, 'b')), None
+            return 'bundle extract: %s' % os.listdir(os.path.join(d, 'b'))
         shutil.rmtree(d)
-        return None, None
+        return None
     bd.CASES.append(('native extract-dir', extract))
 
 
+def cases(root):
+    bd.start(root)
+    f = make_inputs()
+    archive_cases(f)
+    malformed_archive_cases(f)
+    if bd.selected('native'):
+        native_cases(f)
+    bd.run_all()
+
+
 def main():
-    ours_exe = os.environ.get('OFFLOADTOOL')
-    if not ours_exe or not os.access(ours_exe, os.X_OK):
-        print('OFFLOADTOOL must name the offloadtool binary')
-        return 1
-    for tool in (bd.LLVM_BUNDLER, bd.LLVM_BIN + '/llvm-ar', bd.LLVM_BIN + '/clang'):
-        if not os.access(tool, os.X_OK):
-            print('%s is missing (apt-get install clang-19 llvm-19)' % tool)
-            return 1
-    bd.SCRATCH = tempfile.mkdtemp(prefix='bundler-archive-diff-')
-    try:
-        bd.LLVM = bd.Side(bd.SCRATCH, 'llvm', bd.LLVM_BUNDLER)
-        bd.OURS = bd.Side(bd.SCRATCH, 'ours', os.path.abspath(ours_exe))
-        f = make_inputs()
-        archive_cases(f)
-        malformed_archive_cases(f)
-        if bd.selected('native'):
-            native_cases(f)
-        passed, failed = bd.run_all()
-    finally:
-        if not os.environ.get('BUNDLER_DIFF_KEEP'):
-            shutil.rmtree(bd.SCRATCH, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, len(failed)))
-    return 1 if failed else 0
+    return harness.run_suite('bundler-archive-diff', cases, needs=bd.NEEDS + [bd.LLVM_BIN + '/llvm-ar'], keep=bd.KEEP)
 
 
 if __name__ == '__main__':

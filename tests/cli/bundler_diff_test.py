@@ -15,28 +15,36 @@ offloadtool's behaviour instead and says why next to it.
 
 Environment: OFFLOADTOOL = the offloadtool binary (required).
 Arguments:   [substring]  run only the cases whose name contains it.
-             BUNDLER_DIFF_VERBOSE=1 prints every case and the details of failures.
+             BUNDLER_DIFF_VERBOSE=1 prints every case and, at the end, what
+             LLVM 19 does where offloadtool deliberately differs.
+             BUNDLER_DIFF_KEEP=1 keeps the work folder; BUNDLER_DIFF_JOBS=N
+             runs N cases at a time.
 Prints "N passed, M failed"; exits 1 if anything failed.
+
+bundler_archive_diff_test.py imports this harness (start, diff_case,
+ours_case, clean_error, run_all, llvm_bundle, compile_object).
 """
 
-import filecmp
 import hashlib
 import os
 import random
 import re
 import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 import zlib
 
-LLVM_BIN = '/usr/lib/llvm-19/bin'
-LLVM_BUNDLER = LLVM_BIN + '/clang-offload-bundler'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import harness  # noqa: E402
+from harness import LLVM_BIN, LLVM_BUNDLER, outcome as tool_output  # noqa: E402
+
 PROG = '../bin/clang-offload-bundler'      # argv[0] on both sides
 PROG2 = '../bin2/clang-offload-bundler'    # a directory that also holds llvm-objcopy
-VERBOSE = bool(os.environ.get('BUNDLER_DIFF_VERBOSE'))
+harness.VERBOSE = harness.VERBOSE or bool(os.environ.get('BUNDLER_DIFF_VERBOSE'))
 FILTER = sys.argv[1] if len(sys.argv) > 1 else None
+KEEP = bool(os.environ.get('BUNDLER_DIFF_KEEP'))
+NEEDS = [LLVM_BUNDLER] + [LLVM_BIN + '/' + t for t in ('clang', 'llvm-objcopy', 'llvm-objdump', 'llvm-readelf',
+                                                       'llvm-readobj')]
 
 HOST = 'host-x86_64-unknown-linux-gnu'
 
@@ -44,99 +52,28 @@ HOST = 'host-x86_64-unknown-linux-gnu'
 # Running one side
 
 
-class Workdir:
-    """One case's directories on one side: <root>/c<N> (the working directory,
-    so that argv[0] "../bin/clang-offload-bundler" reaches the side's symlink)
-    and <root>/t<N> (TMPDIR)."""
-
-    def __init__(self, side, index):
-        self.side = side
-        self.root = side.root
-        self.case = os.path.join(side.root, 'c%d' % index)
-        self.tmp = os.path.join(side.root, 't%d' % index)
-
-    def prepare(self, files):
-        for d in (self.case, self.tmp):
-            if os.path.lexists(d):
-                shutil.rmtree(d)
-            os.makedirs(d)
-        for name, data in files.items():
-            path = os.path.join(self.case, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            if isinstance(data, str):  # a directory
-                os.makedirs(path, exist_ok=True)
-            else:
-                with open(path, 'wb') as f:
-                    f.write(data)
-
-    def cleanup(self):
-        for d in (self.case, self.tmp):
-            shutil.rmtree(d, ignore_errors=True)
-
-    def run(self, step):
-        env = dict(os.environ)
-        for k in list(env):
-            if k.startswith('OFFLOAD_BUNDLER_') or k == 'COMPRESSED_BUNDLE_FORMAT_VERSION':
-                del env[k]
-        env['TMPDIR'] = self.tmp
-        env.update(step.get('env', {}))
-        prog = step.get('prog', PROG)
-        exe = LLVM_BUNDLER if step.get('tool') == 'llvm' else os.path.join(self.case, prog)
-        try:
-            p = subprocess.run([prog] + step['argv'], executable=exe, cwd=self.case, env=env,
-                               input=step.get('stdin', b''), capture_output=True, timeout=120)
-            return p.returncode, p.stdout, p.stderr
-        except subprocess.TimeoutExpired:
-            return 'timeout', b'', b''
-
-    def files(self):
-        out = {}
-        for dirpath, dirnames, filenames in os.walk(self.case):
-            for n in filenames:
-                p = os.path.join(dirpath, n)
-                with open(p, 'rb') as f:
-                    out[os.path.relpath(p, self.case)] = f.read()
-            for d in dirnames:
-                p = os.path.join(dirpath, d)
-                if not os.listdir(p):
-                    out[os.path.relpath(p, self.case) + '/'] = b''
-        return out
-
-    def tmp_files(self):
-        return sorted(os.listdir(self.tmp))
+def run_step(work, step):
+    """One step on a side's harness.Workdir: {'argv': [...]} and optionally
+    'prog' (argv[0], default PROG), 'tool': 'llvm' (run LLVM's bundler under
+    that name on either side), 'env' and 'stdin'. (exit code, stdout, stderr)."""
+    return work.run(step['argv'], step.get('prog', PROG), exe=LLVM_BUNDLER if step.get('tool') == 'llvm' else None,
+                    env=step.get('env'), stdin=step.get('stdin', b''))
 
 
-class Side:
-    def __init__(self, root, name, exe):
-        self.name = name
-        self.root = os.path.join(root, name)
-        for b in ('bin', 'bin2'):
-            os.makedirs(os.path.join(self.root, b))
-            os.symlink(exe, os.path.join(self.root, b, 'clang-offload-bundler'))
-        # bin2 also holds llvm-objcopy, which LLVM then prefers to PATH's (-### shows it)
-        os.symlink(LLVM_BIN + '/llvm-objcopy', os.path.join(self.root, 'bin2', 'llvm-objcopy'))
-
-
-TIMER_RE = re.compile(rb'===-+===\n[^\n]*\n===-+===\n(?:.*\n)*?[^\n]*  Total\n\n?')
+def side_links(exe):
+    """bin/ holds the tool; bin2/ holds it and llvm-objcopy, which LLVM then
+    prefers to PATH's (-### shows it)."""
+    return {'bin/clang-offload-bundler': exe, 'bin2/clang-offload-bundler': exe,
+            'bin2/llvm-objcopy': LLVM_BIN + '/llvm-objcopy'}
 
 
 def normalise(text, side):
-    text = text.replace(side.root.encode(), b'<ROOT>')
-    # LLVM's timer-group report (-verbose): offloadtool deliberately prints none.
-    text = TIMER_RE.sub(b'', text)
-    text = re.sub(rb'speed: [0-9.]+ MB/s', b'speed: <T> MB/s', text)
-    # Temporary file names: LLVM's are random, offloadtool's -### prints a fixed one.
-    text = re.sub(rb'clang-offload-bundler-[0-9a-f]{6}\.tmp', b'clang-offload-bundler-XXXXXX.tmp', text)
-    return text
+    """A side's output with its folder as <ROOT> and what is inherently variable masked."""
+    return harness.mask_variable(harness.replace_all(text, {side.root: '<ROOT>'}))
 
 
 # ---------------------------------------------------------------------------
 # Object files are compared by their contents, not their bytes
-
-
-def tool_output(argv):
-    p = subprocess.run(argv, capture_output=True)
-    return p.returncode, p.stdout.decode(errors='replace'), p.stderr.decode(errors='replace')
 
 
 # String and symbol tables are laid out differently by llvm-objcopy and by
@@ -150,8 +87,7 @@ def object_summary(data, workdir):
     flags, size, alignment, contents), symbols and relocations. Warnings from
     llvm-readelf / llvm-objdump make it differ."""
     path = os.path.join(workdir, 'summary.o')
-    with open(path, 'wb') as f:
-        f.write(data)
+    harness.write(path, data)
     lines = []
     rc, out, err = tool_output([LLVM_BIN + '/llvm-objdump', '-h', '-t', '-r', '-s', path])
     if rc or err:
@@ -306,7 +242,7 @@ def run_steps(work, steps, files):
     outs, before = [], None
     for st in steps:
         before = work.files()
-        outs.append(work.run(st))
+        outs.append(run_step(work, st))
         if work.side is OURS and work.tmp_files():
             outs[-1] = outs[-1] + (work.tmp_files(),)
     return outs, before, work.files(), work.tmp_files()
@@ -326,8 +262,10 @@ def diff_case(name, steps, files, list_sorted=False, objects=(), ours_extra_chec
         return
     steps = [as_step(s) for s in steps]
 
-    def run(index):
-        lw, ow = Workdir(LLVM, index), Workdir(OURS, index)
+    index = len(CASES)
+
+    def run():
+        lw, ow = LLVM.workdir(index), OURS.workdir(index)
         lo, _, lf, _ = run_steps(lw, steps, files)
         oo, obefore, of, otmp = run_steps(ow, steps, files)
         problems = []
@@ -378,8 +316,7 @@ def diff_case(name, steps, files, list_sorted=False, objects=(), ours_extra_chec
                     problems.append('object %s differs\n--- llvm only\n%s\n--- ours only\n%s' %
                                     (f, '\n'.join(only_l), '\n'.join(only_o)))
                 continue
-            n = next((k for k in range(min(len(lf[f]), len(of[f]))) if lf[f][k] != of[f][k]),
-                     min(len(lf[f]), len(of[f])))
+            n = harness.first_difference(lf[f], of[f])
             problems.append('file %s differs (llvm %d bytes, ours %d bytes, first difference at %#x)'
                             % (f, len(lf[f]), len(of[f]), n))
         if otmp:
@@ -400,15 +337,17 @@ def ours_case(name, steps, files, check, llvm_note=True):
         return
     steps = [as_step(s) for s in steps]
 
-    def run(index):
+    index = len(CASES)
+
+    def run():
         note = None
         if llvm_note:
-            lw = Workdir(LLVM, index)
+            lw = LLVM.workdir(index)
             lres, _, _, _ = run_steps(lw, steps, files)
             note = '; '.join('rc=%s %s' % (r[0], (normalise(r[2], LLVM).decode(errors='replace').strip()
                                                   .splitlines() or [''])[0]) for r in lres)
             lw.cleanup()
-        ow = Workdir(OURS, index)
+        ow = OURS.workdir(index)
         results, _, _, _ = run_steps(ow, steps, files)
         problem = check(results, ow)
         if not problem and ow.tmp_files():
@@ -446,30 +385,15 @@ def clean_error(files, mention=None, step=-1):
 
 
 def run_all():
-    import concurrent.futures
+    """Runs the registered cases (BUNDLER_DIFF_JOBS at a time, default two per
+    processor), one check each; verbose, prints LLVM's side of the cases where
+    offloadtool deliberately differs."""
     jobs = int(os.environ.get('BUNDLER_DIFF_JOBS', '0')) or (os.cpu_count() or 2) * 2
-    passed, failed, notes = 0, [], []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(fn, i) for i, (_, fn) in enumerate(CASES)]
-        for (name, _), fut in zip(CASES, futures):
-            try:
-                problem, note = fut.result()
-            except Exception as e:  # a bug in the test itself
-                problem, note = 'exception: %r' % e, None
-            if problem:
-                failed.append(name)
-                print('FAIL %s\n  %s' % (name, problem.replace('\n', '\n  ')))
-            else:
-                passed += 1
-                if VERBOSE:
-                    print('ok   %s' % name)
-            if note:
-                notes.append((name, note))
-    if VERBOSE and notes:
+    notes = harness.run_cases(CASES, jobs)
+    if harness.VERBOSE and notes:
         print('\nCases where offloadtool deliberately differs (LLVM 19 for the record):')
         for name, note in notes:
             print('  %s\n       %s' % (name, note))
-    return passed, failed
 
 
 # ---------------------------------------------------------------------------
@@ -542,27 +466,13 @@ FIXTURES = {}
 
 def llvm_bundle(argv, inputs):
     """Run LLVM's bundler in a scratch directory; returns the output bytes."""
-    d = tempfile.mkdtemp(dir=SCRATCH)
-    for n, data in inputs.items():
-        with open(os.path.join(d, n), 'wb') as f:
-            f.write(data)
-    p = subprocess.run([LLVM_BUNDLER] + argv + ['-output=out'], cwd=d, capture_output=True)
-    if p.returncode:
-        raise SystemExit('fixture failed: %s\n%s' % (argv, p.stderr.decode()))
-    with open(os.path.join(d, 'out'), 'rb') as f:
-        return f.read()
+    return harness.llvm_bundle(argv, inputs, SCRATCH)
 
 
 def compile_object(target, source=b'int f(void) { return 42; }\nint g = 7;\nstatic int h[3] = {1,2,3};\nint *k = h;\n'):
-    d = tempfile.mkdtemp(dir=SCRATCH)
-    with open(os.path.join(d, 'h.c'), 'wb') as f:
-        f.write(source)
-    p = subprocess.run([LLVM_BIN + '/clang', '--target=' + target, '-O1', '-c', 'h.c', '-o', 'h.o'], cwd=d,
-                       capture_output=True)
-    if p.returncode:
-        raise SystemExit('cannot compile a host object for %s: %s' % (target, p.stderr.decode()))
-    with open(os.path.join(d, 'h.o'), 'rb') as f:
-        return f.read()
+    d = harness.Folder(SCRATCH, files={'h.c': source})
+    d.run([LLVM_BIN + '/clang', '--target=' + target, '-O1', '-c', 'h.c', '-o', 'h.o'], check=True)
+    return d.read('h.o')
 
 
 def md5_low(data):
@@ -961,7 +871,9 @@ def large_compression_case(name, sizes_mib):
         return
     count = len(sizes_mib)
 
-    def run(index):
+    index = len(CASES)
+
+    def run():
         src = os.path.join(SCRATCH, 'large%d' % index)
         os.makedirs(src)
         half, quarter = 1 << 19, 1 << 18
@@ -979,18 +891,18 @@ def large_compression_case(name, sizes_mib):
             ['-input=img%d' % i for i in range(count)] + ['-output=fat']
         works, results = [], []
         for side in (LLVM, OURS):
-            w = Workdir(side, index)
+            w = side.workdir(index)
             w.prepare({})
             for i in range(count):
                 os.link(os.path.join(src, 'img%d' % i), os.path.join(w.case, 'img%d' % i))
-            results.append(w.run({'argv': argv}))
+            results.append(run_step(w, {'argv': argv}))
             works.append(w)
         problem = None
         if [r[0] for r in results] != [0, 0]:
             problem = 'bundling failed: %r' % ([r[2] for r in results],)
         else:
             a, b = (os.path.join(w.case, 'fat') for w in works)
-            if not (os.path.getsize(a) == os.path.getsize(b) and filecmp.cmp(a, b, shallow=False)):
+            if not harness.same_file(a, b):
                 with open(a, 'rb') as fa, open(b, 'rb') as fb:
                     ha, hb = fa.read(24), fb.read(24)
                 problem = 'compressed bundles differ: LLVM %d bytes (header %s), offloadtool %d bytes (header %s)' % (
@@ -999,13 +911,13 @@ def large_compression_case(name, sizes_mib):
             # Unbundling it: over offloadtool's in-memory limit (64 MiB), so it decompresses
             # through a scratch file; the images must equal LLVM's and nothing may be left.
             unbundle = ['-type=o', '-unbundle', targets, '-input=fat'] + ['-output=u%d' % i for i in range(count + 1)]
-            res = [w.run({'argv': unbundle}) for w in works]
+            res = [run_step(w, {'argv': unbundle}) for w in works]
             if [r[0] for r in res] != [0, 0]:
                 problem = 'unbundling failed: %r' % ([r[2] for r in res],)
             else:
                 for i in range(count + 1):
                     a, b = (os.path.join(w.case, 'u%d' % i) for w in works)
-                    if not filecmp.cmp(a, b, shallow=False):
+                    if not harness.same_file(a, b):
                         problem = 'unbundled u%d differs' % i
                 leftovers = [f for f in os.listdir(works[1].case) if 'scratch' in f or f.startswith('.')]
                 if leftovers:
@@ -1242,7 +1154,7 @@ def read_back(results, work, targets, host_pos, arch):
         return '-list differs: ours %r, LLVM %r' % (results[1][1], results[2][1])
     files = work.files()
     n = len(targets)
-    sumdir = tempfile.mkdtemp(dir=SCRATCH)
+    sumdir = harness.Folder(SCRATCH).dir
     try:
         want = object_summary(files['h.o'], sumdir)
         got = object_summary(files['u%d' % host_pos], sumdir)
@@ -1492,40 +1404,36 @@ def response_file_cases():
         diff_case('response %s' % name, [{'argv': argv, 'list': True}], files, list_sorted=True)
 
 
-def main():
+def start(root):
+    """The two sides (LLVM's bundler and ours) in the suite's work folder."""
     global SCRATCH, LLVM, OURS
-    ours_exe = os.environ.get('OFFLOADTOOL')
-    if not ours_exe or not os.access(ours_exe, os.X_OK):
-        print('OFFLOADTOOL must name the offloadtool binary')
-        return 1
-    if not os.access(LLVM_BUNDLER, os.X_OK):
-        print('%s is missing (apt-get install clang-19)' % LLVM_BUNDLER)
-        return 1
-    SCRATCH = tempfile.mkdtemp(prefix='bundler-diff-')
-    try:
-        LLVM = Side(SCRATCH, 'llvm', LLVM_BUNDLER)
-        OURS = Side(SCRATCH, 'ours', os.path.abspath(ours_exe))
-        make_fixtures()
-        cli_cases()
-        response_file_cases()
-        bundle_round_trips()
-        text_edge_cases()
-        binary_edge_cases()
-        compatibility_cases()
-        missing_bundles_cases()
-        compression_cases()
-        decompression_cases()
-        large_compression_case('compress 4 x 40 MiB, larger than the LDM window', [40] * 4)
-        # header page + image = exactly 80 MiB: the input ends on a zstd block border
-        large_compression_case('compress 80 MiB, a whole number of zstd blocks', [80 - 4096 / (1 << 20)])
-        object_cases()
-        malformed_cases()
-        passed, failed = run_all()
-    finally:
-        if not os.environ.get('BUNDLER_DIFF_KEEP'):
-            shutil.rmtree(SCRATCH, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, len(failed)))
-    return 1 if failed else 0
+    SCRATCH = root
+    LLVM = harness.Side(root, 'llvm', side_links(LLVM_BUNDLER))
+    OURS = harness.Side(root, 'ours', side_links(harness.OT))
+
+
+def cases(root):
+    start(root)
+    make_fixtures()
+    cli_cases()
+    response_file_cases()
+    bundle_round_trips()
+    text_edge_cases()
+    binary_edge_cases()
+    compatibility_cases()
+    missing_bundles_cases()
+    compression_cases()
+    decompression_cases()
+    large_compression_case('compress 4 x 40 MiB, larger than the LDM window', [40] * 4)
+    # header page + image = exactly 80 MiB: the input ends on a zstd block border
+    large_compression_case('compress 80 MiB, a whole number of zstd blocks', [80 - 4096 / (1 << 20)])
+    object_cases()
+    malformed_cases()
+    run_all()
+
+
+def main():
+    return harness.run_suite('bundler-diff', cases, needs=NEEDS, keep=KEEP)
 
 
 if __name__ == '__main__':

@@ -10,34 +10,22 @@ Prints "N passed, M failed"; exits 1 on failure.
 """
 
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import native_cases  # noqa: E402
-from native_cases import OT, check, expect  # noqa: E402
+import harness  # noqa: E402
+from harness import LLVM_BUNDLER, OT, Case, check, expect, read  # noqa: E402
 
-LLVM_BUNDLER = native_cases.LLVM_BIN + '/clang-offload-bundler'
 HOST = 'host-x86_64-unknown-linux-gnu'
 G906 = 'hip-amdgcn-amd-amdhsa--gfx906'
 G90A = 'hip-amdgcn-amd-amdhsa--gfx90a:xnack+'
 SM70 = 'openmp-nvptx64-nvidia-cuda--sm_70'
 
 
-def llvm_bundle(tmp, name, targets, inputs, *flags):
+def llvm_bundle(tmp, targets, inputs, *flags):
     """LLVM 19's bundle of `inputs` (name -> bytes) for `targets`, as bytes."""
-    d = tempfile.mkdtemp(dir=tmp)
-    for n, data in inputs.items():
-        with open(os.path.join(d, n), 'wb') as f:
-            f.write(data)
-    argv = [LLVM_BUNDLER, '-targets=' + ','.join(targets), '-output=' + name] + list(flags)
-    argv += ['-input=' + n for n in inputs]
-    r = subprocess.run(argv, cwd=d, capture_output=True)
-    if r.returncode != 0:
-        raise RuntimeError('LLVM 19 bundler failed: %s' % r.stderr.decode())
-    with open(os.path.join(d, name), 'rb') as f:
-        return f.read()
+    return harness.llvm_bundle(['-targets=' + ','.join(targets)] + list(flags) + ['-input=' + n for n in inputs],
+                               inputs, tmp)
 
 
 def pad(data, align):
@@ -51,8 +39,8 @@ def bundle_cases(root, tmp, dev):
                           (['-type=i'], ['--type', 'i'])):
         ids = [HOST, G906, G90A] if '-type=i' not in flags else [HOST, G906]
         ins = dict(list(dev.items())[:len(ids)])
-        ref = llvm_bundle(tmp, 'ref.out', ids, ins, *flags)
-        c = native_cases.Case(root, 'bundle', ins)
+        ref = llvm_bundle(tmp, ids, ins, *flags)
+        c = Case(root, 'bundle', ins)
         args = [x for i, n in zip(ids, ins) for x in ('-t', '%s=%s' % (i, n))] + ['-o', 'out.bc'] + native
         expect('bundle %s' % ' '.join(native), c, args, 0, '', files=['out.bc'])
         check('bundle %s: LLVM 19 bytes' % ' '.join(native), c.files().get('out.bc') == ref)
@@ -60,19 +48,19 @@ def bundle_cases(root, tmp, dev):
 
 def concatenated_cases(root, tmp, dev):
     """Three translation units' fat binaries, linked into one section: 4096-aligned, zero-filled gaps."""
-    tu1 = llvm_bundle(tmp, 'a.hipfb', [HOST, G906, G90A], {'h': b'', 'd1': dev['d1'], 'd2': dev['d2']},
+    tu1 = llvm_bundle(tmp, [HOST, G906, G90A], {'h': b'', 'd1': dev['d1'], 'd2': dev['d2']},
                       '-type=o', '-bundle-align=4096')
-    tu2 = llvm_bundle(tmp, 'b.hipfb', [HOST, G906, SM70], {'h': b'', 'd3': dev['d3'], 'd4': dev['d4']},
+    tu2 = llvm_bundle(tmp, [HOST, G906, SM70], {'h': b'', 'd3': dev['d3'], 'd4': dev['d4']},
                       '-type=o', '-bundle-align=4096', '-compress')
-    tu3 = llvm_bundle(tmp, 'c.hipfb', [HOST, G90A], {'h': b'', 'd5': dev['d5']}, '-type=o', '-bundle-align=4096')
+    tu3 = llvm_bundle(tmp, [HOST, G90A], {'h': b'', 'd5': dev['d5']}, '-type=o', '-bundle-align=4096')
     blob = pad(tu1, 4096) + pad(tu2, 4096) + pad(tu3, 4096)
     files = {'fatbin': blob}
-    c = native_cases.Case(root, 'list', files)
+    c = Case(root, 'list', files)
     expect('list: every bundle of a concatenated blob, in file order', c, ['fatbin'], 0,
            '\n'.join([HOST + '-', G906, G90A, HOST + '-', G906, SM70, HOST + '-', G90A]) + '\n', files=[])
 
     # The worklist is drained across the bundles: the first compatible entry wins.
-    c = native_cases.Case(root, 'unbundle', files)
+    c = Case(root, 'unbundle', files)
     expect('unbundle: targets from several bundles', c,
            ['fatbin', '-t', G906 + '=o906', '-t', SM70 + '=o70'], 0, '', '',
            files=['o906', 'o70'])
@@ -80,11 +68,11 @@ def concatenated_cases(root, tmp, dev):
     check('unbundle: gfx906 from the first bundle', got.get('o906') == dev['d1'])
     check('unbundle: sm_70 from the compressed second bundle', got.get('o70') == dev['d4'])
     # gfx90a:xnack+ entries do not serve a plain gfx90a request (LLVM's rules): nothing was written
-    c = native_cases.Case(root, 'unbundle', files)
+    c = Case(root, 'unbundle', files)
     expect('unbundle: a missing target across all bundles', c,
            ['fatbin', '-t', G906 + '=o906', '-t', 'hip-amdgcn-amd-amdhsa--gfx90a=o90a'], 1, '',
            "offloadtool unbundle: error: Can't find bundles for hip-amdgcn-amd-amdhsa--gfx90a\n", files=[])
-    c = native_cases.Case(root, 'unbundle', files)
+    c = Case(root, 'unbundle', files)
     expect('unbundle: xnack+ request served by the first bundle', c,
            ['fatbin', '-t', G90A + '=x'], 0, '', '', files=['x'])
     check('unbundle: xnack+ bytes', c.files().get('x') == dev['d2'])
@@ -93,7 +81,7 @@ def concatenated_cases(root, tmp, dev):
     bad = pad(tu1, 4096) + b'\0' * 16 + b'junk' + tu3
     at = 4096 * ((len(tu1) + 4095) // 4096) + 16
     for applet, args in (('list', ['bad']), ('unbundle', ['bad', '-t', G906 + '=o'])):
-        c = native_cases.Case(root, applet, {'bad': bad, 'o': b'old'})
+        c = Case(root, applet, {'bad': bad, 'o': b'old'})
         expect('%s: junk after a bundle' % applet, c, args, 1, '',
                'offloadtool %s: error: bad: neither an offload bundle nor padding after the bundle ending at 0x%x, '
                'at offset 0x%x\n' % (applet, len(tu1), at), files=[])
@@ -102,7 +90,7 @@ def concatenated_cases(root, tmp, dev):
     lying = bytearray(blob)
     second = 4096 * ((len(tu1) + 4095) // 4096)
     lying[second + 8:second + 12] = (len(blob) + 1).to_bytes(4, 'little')
-    c = native_cases.Case(root, 'list', {'lying': bytes(lying)})
+    c = Case(root, 'list', {'lying': bytes(lying)})
     expect('list: lying total size of a later CCOB', c, ['lying'], 1, '',
            'offloadtool list: error: lying: compressed bundle total size 0x%x exceeds the file size 0x%x, '
            'at offset 0x%x\n' % (len(blob) + 1, len(blob) - second, second + 8), files=[])
@@ -110,20 +98,14 @@ def concatenated_cases(root, tmp, dev):
 
 def archive_cases(root, tmp, dev):
     """`list` of a static device library made by llvm-ar from LLVM 19's bundles."""
-    d = tempfile.mkdtemp(dir=tmp)
-    members = {'a.bc': llvm_bundle(tmp, 'a.bc', [HOST, G906], {'h': b'', 'd1': dev['d1']}, '-type=bc'),
-               'b.bc': llvm_bundle(tmp, 'b.bc', [HOST, G90A], {'h': b'', 'd2': dev['d2']}, '-type=bc', '-compress'),
+    members = {'a.bc': llvm_bundle(tmp, [HOST, G906], {'h': b'', 'd1': dev['d1']}, '-type=bc'),
+               'b.bc': llvm_bundle(tmp, [HOST, G90A], {'h': b'', 'd2': dev['d2']}, '-type=bc', '-compress'),
                'plain.txt': b'not a bundle\n'}
-    for n, data in members.items():
-        with open(os.path.join(d, n), 'wb') as f:
-            f.write(data)
-    subprocess.run([native_cases.LLVM_BIN + '/llvm-ar', 'rc', 'lib.a'] + list(members), cwd=d, check=True)
-    with open(os.path.join(d, 'lib.a'), 'rb') as f:
-        lib = f.read()
-    c = native_cases.Case(root, 'list', {'lib.a': lib})
+    lib = harness.llvm_ar(members, tmp)
+    c = Case(root, 'list', {'lib.a': lib})
     expect('list: every member of an archive, compressed ones too', c, ['lib.a'], 0,
            'a.bc: %s-\na.bc: %s\nb.bc: %s-\nb.bc: %s\n' % (HOST, G906, HOST, G90A), files=[])
-    c = native_cases.Case(root, 'list', {'lib.a': lib[:-5]})
+    c = Case(root, 'list', {'lib.a': lib[:-5]})
     got = c.run('lib.a')
     check('list: a truncated archive is one error line naming it', got[0] == 1 and got[1] == '' and
           got[2].startswith('offloadtool list: error: lib.a: ') and got[2].count('\n') == 1, got)
@@ -133,15 +115,12 @@ def large_compressed_cases(root, tmp):
     """A compressed bundle of 80 MiB that compresses to a few KiB (zero-padded
     images): unbundled from a scratch file in steps, memory stays flat, by the
     native applet and the LLVM personality alike."""
-    d = tempfile.mkdtemp(dir=tmp)
     images = {'z906': b'device image 906 ' + bytes(40 << 20), 'z90a': b'device image 90a ' + bytes(40 << 20)}
-    for n, data in images.items():
-        with open(os.path.join(d, n), 'wb') as f:
-            f.write(data)
-    r = subprocess.run([LLVM_BUNDLER, '-type=bc', '-compress', '-targets=%s,%s' % (G906, G90A), '-input=z906',
-                        '-input=z90a', '-output=z.bc'], cwd=d, capture_output=True, text=True)
+    d = harness.Folder(tmp, files=images).dir
+    r = harness.run([LLVM_BUNDLER, '-type=bc', '-compress', '-targets=%s,%s' % (G906, G90A), '-input=z906',
+                     '-input=z90a', '-output=z.bc'], cwd=d, text=True)
     check('LLVM 19 compresses an 80 MiB bundle', r.returncode == 0, r.stderr)
-    limit = native_cases.resident_budget_kib(32)
+    limit = harness.resident_budget_kib(32)
     for name, argv in (('unbundle', [OT, 'unbundle', 'z.bc', '-t', '%s=o906' % G906, '-t', '%s=o90a' % G90A]),
                        ('clang-offload-bundler -unbundle',
                         [OT, 'clang-offload-bundler', '-type=bc', '-unbundle', '-targets=%s,%s' % (G906, G90A),
@@ -149,8 +128,8 @@ def large_compressed_cases(root, tmp):
         for o in ('o906', 'o90a'):
             if os.path.exists(os.path.join(d, o)):
                 os.unlink(os.path.join(d, o))
-        rc, peak = native_cases.peak_resident_kib(argv, cwd=d)
-        same = all(os.path.exists(os.path.join(d, o)) and open(os.path.join(d, o), 'rb').read() == images[i]
+        rc, peak = harness.peak_resident_kib(argv, cwd=d)
+        same = all(os.path.exists(os.path.join(d, o)) and read(os.path.join(d, o)) == images[i]
                    for o, i in (('o906', 'z906'), ('o90a', 'z90a')))
         check('%s of an 80 MiB compressed bundle: the images, peak resident %d KiB <= %d KiB' % (name, peak, limit),
               rc == 0 and same and peak <= limit, 'exit %d' % rc)
@@ -167,7 +146,7 @@ def run_cases(root):
 
 
 def main():
-    return native_cases.run_suite('bundler-native', run_cases, needs=[LLVM_BUNDLER, native_cases.LLVM_BIN + '/llvm-ar'])
+    return harness.run_suite('bundler-native', run_cases, needs=[LLVM_BUNDLER, harness.llvm('llvm-ar')])
 
 
 if __name__ == '__main__':

@@ -13,37 +13,21 @@ Prints "N passed, M failed"; exits 1 on failure.
 
 import json
 import os
-import shutil
-import struct
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import native_cases  # noqa: E402
-from native_cases import OT, check, expect, golden  # noqa: E402
+import harness  # noqa: E402
+from harness import OT, binary_bundle, check, expect, golden, run  # noqa: E402
 
-LLVM = native_cases.LLVM_BIN
-BUNDLER = LLVM + '/clang-offload-bundler'
-SRC = os.environ.get('OT_SOURCE_ROOT', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-SYSFS = os.path.join(SRC, 'tests', 'data', 'sysfs')
+LLVM = harness.LLVM_BIN
+BUNDLER = harness.LLVM_BUNDLER
+SYSFS = os.path.join(harness.SOURCE_ROOT, 'tests', 'data', 'sysfs')
 E = 'offloadtool compat: error: '
 HIP = 'hip-amdgcn-amd-amdhsa--'
 
 
 def Case(root, files):
-    return native_cases.Case(root, 'compat', files)
-
-
-def binary_bundle(entries):
-    """A binary offload bundle (reference 2.8) of (id, payload) pairs, no padding."""
-    header = b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<Q', len(entries))
-    size = len(header) + sum(24 + len(i) for i, _ in entries)
-    table, data = b'', b''
-    for i, payload in entries:
-        table += struct.pack('<QQQ', size + len(data), len(payload), len(i)) + i.encode()
-        data += payload
-    return header + table + data
+    return harness.Case(root, 'compat', files)
 
 
 def run_json(case, args):
@@ -60,49 +44,36 @@ def run_large_ccob(root):
     c = Case(root, {'e.ll': b'define void @f() { ret void }\n'})
     inputs = []
     for p in ('gfx906', 'gfx90a'):
-        r = subprocess.run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=' + p, '-filetype=obj', 'e.ll',
-                            '-o', p + '.co'], cwd=c.dir, capture_output=True, text=True)
+        r = run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=' + p, '-filetype=obj', 'e.ll',
+                 '-o', p + '.co'], cwd=c.dir, text=True)
         check('llc 19 writes %s.co' % p, r.returncode == 0, r.stderr)
         with open(c.path(p + '.co'), 'ab') as f:  # 40 MiB of padding after the code object
             f.truncate(os.path.getsize(c.path(p + '.co')) + (40 << 20))
         inputs.append('-input=%s.co' % p)
-    r = subprocess.run([BUNDLER, '-type=bc', '-compress', '-targets=%sgfx906,%sgfx90a' % (HIP, HIP)] + inputs
-                       + ['-output=big.hipfb'], cwd=c.dir, capture_output=True, text=True)
+    r = run([BUNDLER, '-type=bc', '-compress', '-targets=%sgfx906,%sgfx90a' % (HIP, HIP)] + inputs
+            + ['-output=big.hipfb'], cwd=c.dir, text=True)
     check('LLVM 19 compresses an 80 MiB bundle', r.returncode == 0, r.stderr)
     got = expect('select: compressed bundle over 64 MiB', c, ['select', 'big.hipfb', '-t', 'gfx90a:xnack+'], 0, None)
     check('select: compressed bundle over 64 MiB, the code object read',
           got[1].startswith('selected hip-amdgcn-amd-amdhsa--gfx90a (big.hipfb, compressed bundle at 0x0, entry 1')
           and 'rejected hip-amdgcn-amd-amdhsa--gfx906' in got[1], got[1])
-    limit = native_cases.resident_budget_kib(32)
+    limit = harness.resident_budget_kib(32)
     for args in (['select', 'big.hipfb', '-t', 'gfx90a'], ['verify', 'big.hipfb']):
-        rc, peak = native_cases.peak_resident_kib([OT, 'compat'] + args, cwd=c.dir)
+        rc, peak = harness.peak_resident_kib([OT, 'compat'] + args, cwd=c.dir)
         check('compat %s of an 80 MiB compressed bundle: peak resident %d KiB <= %d KiB' % (args[0], peak, limit),
               rc == 0 and peak <= limit, 'exit %d' % rc)
 
 
 def main():
     os.environ.pop('HSA_XNACK', None)  # detect reads it
-    if not OT:
-        print('OFFLOADTOOL not set')
-        print('0 passed, 1 failed')
-        return 1
-    if not os.path.exists(BUNDLER):
-        print('missing ' + BUNDLER)
-        print('0 passed, 1 failed')
-        return 1
-    root = tempfile.mkdtemp(prefix='compat-')
-    try:
-        run_check(root)
-        run_canonical(root)
-        run_select(root)
-        run_verify(root)
-        run_detect(root)
-        run_code_objects(root)
-        run_large_ccob(root)
-        run_llvm_cross_check(root)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return native_cases.summary()
+    return harness.run_suite('compat', run_cases, needs=[BUNDLER] + [harness.llvm(t) for t in (
+        'llc', 'clang', 'ld.lld', 'llvm-ar')])
+
+
+def run_cases(root):
+    for part in (run_check, run_canonical, run_select, run_verify, run_detect, run_code_objects, run_large_ccob,
+                 run_llvm_cross_check):
+        part(root)
 
 
 def run_check(root):
@@ -171,17 +142,15 @@ def run_canonical(root):
 def hip_object(root, name, archs, extra=()):
     """A host object compiled by clang 19 with device code for `archs` in .hip_fatbin."""
     src = os.path.join(root, name + '.hip')
-    with open(src, 'w') as f:
-        f.write('typedef struct { unsigned x, y, z; } dim3_;\n'
-                'extern "C" int hipLaunchKernel(const void*, dim3_, dim3_, void**, unsigned long, void*);\n'
-                '__attribute__((global)) void k_%s(int *p) { *p = 1; }\n' % name.replace('.', '_'))
+    harness.write(src, 'typedef struct { unsigned x, y, z; } dim3_;\n'
+                  'extern "C" int hipLaunchKernel(const void*, dim3_, dim3_, void**, unsigned long, void*);\n'
+                  '__attribute__((global)) void k_%s(int *p) { *p = 1; }\n' % name.replace('.', '_'))
     out = os.path.join(root, name)
     cmd = [LLVM + '/clang', '-x', 'hip', '-nogpulib', '-nogpuinc', '-c', src, '-o', out] + list(extra)
     cmd += ['--offload-arch=' + a for a in archs]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = run(cmd, text=True)
     check('clang 19 builds ' + name, r.returncode == 0, r.stderr)
-    with open(out, 'rb') as f:
-        return f.read()
+    return harness.read(out)
 
 
 def run_select(root):
@@ -219,8 +188,7 @@ def run_select(root):
                                                   'hip-x86_64-unknown-linux-gnu-']
           and [e['verdict'] for e in j['entries']] == ['selected', 'rejected', 'rejected']
           and j['hint'] is None and j['entries'][0]['canonical'] == 'openmp-amdgcn-amd-amdhsa--gfx908', j)
-    with open(c.path('plain.o'), 'wb') as f:
-        f.write(b'not device code\n')
+    c.put('plain.o', b'not device code\n')
     rc, out, err = c.run('select', 'plain.o', '--target', 'gfx906')
     check('select: a file without device code', rc == 1 and out.startswith(
         'no entry of plain.o fits gfx906: it holds no device code (no bundle, compressed bundle, offload binary or '
@@ -249,24 +217,22 @@ def run_select(root):
     rc, j, err = run_json(c, ['select', 'kz.o', '--target', 'gfx1103', '--json'])
     check('select: a generic target serves gfx1103',
           rc == 0 and j['entries'][j['selected']]['id'] == 'hipv4-amdgcn-amd-amdhsa--gfx11-generic', (j, err))
-    r = subprocess.run([LLVM + '/ld.lld', '-r', 'k.o', 'kz.o', '-o', 'both.o'], cwd=c.dir, capture_output=True,
-                       text=True)
+    r = run([LLVM + '/ld.lld', '-r', 'k.o', 'kz.o', '-o', 'both.o'], cwd=c.dir, text=True)
     check('ld.lld -r links the objects', r.returncode == 0, r.stderr)
     rc, j, err = run_json(c, ['select', 'both.o', '--target', 'gfx1100', '--json'])
     locs = sorted({e['location'].rsplit(', entry', 1)[0] for e in j['entries']}) if j else []
     check('select: two bundles in one .hip_fatbin', rc == 0 and len(locs) == 2
           and locs[0].startswith('both.o, section .hip_fatbin, bundle 0 at 0x')
           and locs[1].startswith('both.o, section .hip_fatbin, compressed bundle 1 at 0x'), (locs, err))
-    r = subprocess.run([LLVM + '/llvm-ar', 'rc', 'lib.a', 'k.o', 'kz.o'], cwd=c.dir, capture_output=True, text=True)
+    r = run([LLVM + '/llvm-ar', 'rc', 'lib.a', 'k.o', 'kz.o'], cwd=c.dir, text=True)
     check('llvm-ar builds the archive', r.returncode == 0, r.stderr)
     rc, j, err = run_json(c, ['select', 'lib.a', '--target', 'gfx906', '--json'])
     check('select: archive members', rc == 0 and j['entries'][j['selected']]['location'].startswith(
         'lib.a(k.o), section .hip_fatbin, bundle at 0x'), j)
     # __CLANG_OFFLOAD_BUNDLE__ sections (clang-offload-bundler -type=o).
-    with open(c.path('dev'), 'wb') as f:
-        f.write(b'device code\n')
-    r = subprocess.run([BUNDLER, '-type=o', '-targets=host-x86_64-unknown-linux-gnu,' + HIP + 'gfx1030',
-                        '-input=k.o', '-input=dev', '-output=obj.o'], cwd=c.dir, capture_output=True, text=True)
+    c.put('dev', b'device code\n')
+    r = run([BUNDLER, '-type=o', '-targets=host-x86_64-unknown-linux-gnu,' + HIP + 'gfx1030',
+             '-input=k.o', '-input=dev', '-output=obj.o'], cwd=c.dir, text=True)
     check('LLVM 19 bundles an object', r.returncode == 0, r.stderr)
     expect('select: bundle sections', c, ['select', 'obj.o', '--target', 'gfx1030'], 0, None)
     rc, j, err = run_json(c, ['select', 'obj.o', '--target', 'gfx1030', '--json'])
@@ -280,7 +246,7 @@ def run_select(root):
     expect('select: truncated bundle', c, ['select', 'bad.bc', '--target', 'gfx906'], 2, '',
            E + "bad.bc: bundle entry 0 ('hip-amdgcn-amd-amdhsa--gfx906') payload at 0x55 of 0x1 bytes extends past "
            'the end of the file (0x55 bytes), at offset 0x20\n')
-    subprocess.run([LLVM + '/llvm-ar', 'rc', 'bad.a', 'bad.bc'], cwd=c.dir, check=True)
+    run([LLVM + '/llvm-ar', 'rc', 'bad.a', 'bad.bc'], cwd=c.dir, check=True)
     expect('select: truncated bundle in an archive', c, ['select', 'bad.a', '--target', 'gfx906'], 2, '',
            E + "bad.a(bad.bc): bundle entry 0 ('hip-amdgcn-amd-amdhsa--gfx906') payload at 0x55 of 0x1 bytes extends "
            'past the end of the file (0x55 bytes), at offset 0x20\n')
@@ -290,7 +256,7 @@ def run_select(root):
     rc, out, err = c.run('select', 'z.bc', '--target', 'gfx906')
     check('select: corrupted CCOB', rc == 2 and out == '' and err.startswith(
         E + 'z.bc: cannot decompress the compressed bundle: ') and err.endswith(', at offset 0x0\n'), err)
-    subprocess.run([LLVM + '/llvm-ar', 'rc', 'outer.a', 'nested.a'], cwd=c.dir, check=True)
+    run([LLVM + '/llvm-ar', 'rc', 'outer.a', 'nested.a'], cwd=c.dir, check=True)
     expect('select: nested archive', c, ['select', 'outer.a', '--target', 'gfx906'], 2, '',
            E + 'outer.a(nested.a): nested archive: archives inside archive members are not searched, at offset 0x0\n')
 
@@ -323,10 +289,9 @@ def run_verify(root):
                                                'ids': [HIP + 'gfx900', HIP + 'gfx906']}]
           and j['files'][1]['findings'][0]['rule'] == 'mixed-features', j)
     # LLVM 19 itself refuses to write the mixed bundle: the same rule.
-    with open(c.path('t'), 'wb') as f:
-        f.write(b't')
-    r = subprocess.run([BUNDLER, '-type=bc', '-targets=' + HIP + 'gfx906,' + HIP + 'gfx906:xnack+', '-input=t',
-                        '-input=t', '-output=x.bc'], cwd=c.dir, capture_output=True, text=True)
+    c.put('t', b't')
+    r = run([BUNDLER, '-type=bc', '-targets=' + HIP + 'gfx906,' + HIP + 'gfx906:xnack+', '-input=t',
+             '-input=t', '-output=x.bc'], cwd=c.dir, text=True)
     check('verify: LLVM 19 refuses the same composition', r.returncode != 0 and 'conflicting targets' in r.stderr,
           r.stderr)
 
@@ -339,9 +304,8 @@ def run_detect(root):
     expect('detect: xnack unknown', c, ['detect', '--sysfs', os.path.join(SYSFS, 'gfx90a-mi210')], 0,
            'node 1: gfx90a:sramecc+ (gfx_target_version 90010, device 0x740f)\n'
            '  note: xnack is chosen per process and not visible in sysfs: set HSA_XNACK or pass --xnack to fix it\n')
-    env = dict(os.environ, HSA_XNACK='1')
-    r = subprocess.run([OT, 'compat', 'detect', '--sysfs', os.path.join(SYSFS, 'gfx90a-mi210')], env=env,
-                       capture_output=True, text=True)
+    r = run([OT, 'compat', 'detect', '--sysfs', os.path.join(SYSFS, 'gfx90a-mi210')], env={'HSA_XNACK': '1'},
+            text=True)
     check('detect: HSA_XNACK=1', r.returncode == 0 and r.stdout ==
           'node 1: gfx90a:sramecc+:xnack+ (gfx_target_version 90010, device 0x740f)\n', r.stdout + r.stderr)
     rc, j, err = run_json(c, ['detect', '--sysfs', os.path.join(SYSFS, 'gfx1100-navi31'), '--json'])
@@ -376,13 +340,13 @@ def run_code_objects(root):
         for mattr in ([''] if p in ('gfx700', 'gfx1100') else ['', '+xnack', '-xnack,+sramecc']):
             f = '%s%s.o' % (p, mattr.replace(',', '').replace('+', 'p').replace('-', 'm'))
             version = '6' if p.endswith('generic') else '5'
-            r = subprocess.run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=' + p, '-mattr=' + mattr,
-                                '--amdhsa-code-object-version=' + version, '-filetype=obj', 'e.ll', '-o', f],
-                               cwd=c.dir, capture_output=True, text=True)
+            r = run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=' + p, '-mattr=' + mattr,
+                     '--amdhsa-code-object-version=' + version, '-filetype=obj', 'e.ll', '-o', f],
+                    cwd=c.dir, text=True)
             if r.returncode != 0:
                 check('llc 19 writes ' + f, False, r.stderr)
                 continue
-            info = subprocess.run([OT, 'compat', 'check', '--json', f, p], cwd=c.dir, capture_output=True, text=True)
+            info = run([OT, 'compat', 'check', '--json', f, p], cwd=c.dir, text=True)
             try:
                 got = json.loads(info.stdout)
             except ValueError:
@@ -394,19 +358,19 @@ def run_code_objects(root):
                 want['xnack'] = 'on' if '+xnack' in mattr else 'off'
             if '+sramecc' in mattr:
                 want['sramecc'] = 'on'
-            supported = subprocess.run([OT, 'compat', 'canonical', p + ':xnack+'], capture_output=True).returncode == 0
+            supported = run([OT, 'compat', 'canonical', p + ':xnack+']).returncode == 0
             if not supported:
                 want['xnack'] = 'any'
-            if subprocess.run([OT, 'compat', 'canonical', p + ':sramecc+'], capture_output=True).returncode != 0:
+            if run([OT, 'compat', 'canonical', p + ':sramecc+']).returncode != 0:
                 want['sramecc'] = 'any'
             check('code object %s: processor and features from the ELF header' % f,
                   got['code_object']['processor'] == p and feats == want
                   and got['source'].startswith(f + ': AMDGPU code object v' + version), (got, info.stderr))
     # A bundle whose ID disagrees with its code object's header.
-    r = subprocess.run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=gfx90a', '-mattr=+xnack', '-filetype=obj',
-                        'e.ll', '-o', 'x.co'], cwd=c.dir, capture_output=True, text=True)
-    r = subprocess.run([BUNDLER, '-type=bc', '-targets=' + HIP + 'gfx90a:xnack-', '-input=x.co', '-output=lie.bc'],
-                       cwd=c.dir, capture_output=True, text=True)
+    r = run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=gfx90a', '-mattr=+xnack', '-filetype=obj',
+             'e.ll', '-o', 'x.co'], cwd=c.dir, text=True)
+    r = run([BUNDLER, '-type=bc', '-targets=' + HIP + 'gfx90a:xnack-', '-input=x.co', '-output=lie.bc'],
+            cwd=c.dir, text=True)
     check('LLVM 19 bundles the code object under another ID', r.returncode == 0, r.stderr)
     expect('verify: ID and code object disagree', c, ['verify', 'lie.bc'], 1,
            "lie.bc, bundle at 0x0: error: 'hip-amdgcn-amd-amdhsa--gfx90a:xnack-' names gfx90a:xnack-, but its code "
@@ -451,12 +415,10 @@ def llvm_compatible(d, code, target):
     host = code.startswith('openmp')
     targets = ('host-x86_64-unknown-linux-gnu,' if host else '') + code
     inputs = (['-input=h.i'] if host else []) + ['-input=t']
-    r = subprocess.run([BUNDLER, '-type=i', '-targets=' + targets] + inputs + ['-output=b.i'], cwd=d,
-                       capture_output=True, text=True)
+    r = run([BUNDLER, '-type=i', '-targets=' + targets] + inputs + ['-output=b.i'], cwd=d, text=True)
     if r.returncode != 0:
         return None, r.stderr
-    r = subprocess.run([BUNDLER, '-type=i', '-unbundle', '-targets=' + target, '-input=b.i', '-output=o.i'], cwd=d,
-                       capture_output=True, text=True)
+    r = run([BUNDLER, '-type=i', '-unbundle', '-targets=' + target, '-input=b.i', '-output=o.i'], cwd=d, text=True)
     if r.returncode == 0:
         return True, ''
     if "Can't find bundles for" in r.stderr:

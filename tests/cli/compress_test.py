@@ -17,57 +17,24 @@ import os
 import random
 import shutil
 import struct
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import native_cases  # noqa: E402
-from native_cases import OT, check, golden  # noqa: E402
+import harness  # noqa: E402
+from harness import LLVM_BUNDLER as LLVM, OT, check, expect, golden, read, run  # noqa: E402
 
-LLVM = native_cases.LLVM_BIN + '/clang-offload-bundler'
 E = 'offloadtool compress: error: '
 HOST = 'host-x86_64-unknown-linux-gnu'
 GPUS = ['hipv4-amdgcn-amd-amdhsa--gfx906', 'hipv4-amdgcn-amd-amdhsa--gfx908', 'hipv4-amdgcn-amd-amdhsa--gfx90a']
 
-def read(path):
-    with open(path, 'rb') as f:
-        return f.read()
-
-
-def write(path, data):
-    with open(path, 'wb') as f:
-        f.write(data)
-
-
-class Dir(native_cases.Case):
+def Dir(root):
     """A fresh folder for `offloadtool compress` runs, filled as the case goes."""
-
-    def __init__(self, root):
-        super().__init__(root, 'compress', {})
-
-    def p(self, name):
-        return self.path(name)
-
-    def put(self, name, data):
-        write(self.p(name), data)
-        return self.p(name)
-
-    def names(self):
-        return sorted(os.listdir(self.dir))
-
-    def llvm(self, *args):
-        r = subprocess.run([LLVM] + list(args), cwd=self.dir, capture_output=True)
-        if r.returncode != 0:
-            raise SystemExit('clang-offload-bundler %s failed:\n%s' % (' '.join(args), r.stderr.decode()))
+    return harness.Case(root, 'compress', {})
 
 
-def expect(name, d, args, rc, out=None, err='', names=None):
-    got = d.run(*args)
-    ok = got[0] == rc and (out is None or got[1] == out) and (err is None or got[2] == err)
-    if names is not None:
-        ok = ok and d.names() == sorted(names)
-    check(name, ok, 'got rc=%d\n--- stdout\n%s--- stderr\n%s--- files %s' % (got[0], got[1], got[2], d.names()))
-    return got
+def llvm(d, *args):
+    """LLVM 19's clang-offload-bundler in the folder of `d`; raises when it fails."""
+    harness.run([LLVM] + list(args), cwd=d.dir, check=True)
 
 
 def noise(n, seed):
@@ -92,22 +59,22 @@ def llvm_bundle(d, name, images, compress=False, level=None):
     """LLVM 19 bundles the images (host /dev/null) the way clang bundles HIP fat binaries."""
     paths = [d.put('%s.img%d' % (name, i), img) for i, img in enumerate(images)]
     args = ['-type=o', '-bundle-align=4096', '-targets=' + ','.join([HOST] + GPUS[:len(images)]),
-            '-input=/dev/null'] + ['-input=' + p for p in paths] + ['-output=' + d.p(name)]
+            '-input=/dev/null'] + ['-input=' + p for p in paths] + ['-output=' + d.path(name)]
     if compress:
         args.append('-compress')
     if level is not None:
         args.append('-compression-level=%d' % level)
-    d.llvm(*args)
+    llvm(d, *args)
     for p in paths:
         os.unlink(p)
-    return read(d.p(name))
+    return read(d.path(name))
 
 
 def llvm_unbundles(d, name, images):
     """LLVM 19 unbundles `name` and gets `images` back."""
-    outs = [d.p('%s.out%d' % (name, i)) for i in range(len(images) + 1)]
-    r = subprocess.run([LLVM, '-type=o', '-unbundle', '-targets=' + ','.join([HOST] + GPUS[:len(images)]),
-                        '-input=' + d.p(name)] + ['-output=' + o for o in outs], capture_output=True)
+    outs = [d.path('%s.out%d' % (name, i)) for i in range(len(images) + 1)]
+    r = run([LLVM, '-type=o', '-unbundle', '-targets=' + ','.join([HOST] + GPUS[:len(images)]),
+             '-input=' + d.path(name)] + ['-output=' + o for o in outs])
     ok = r.returncode == 0 and all(read(o) == img for o, img in zip(outs[1:], images))
     for o in outs:
         if os.path.exists(o):
@@ -120,16 +87,16 @@ def test_llvm_identity(root):
     d = Dir(root)
     d.put('hip2.bc', golden('19-hip2.bc'))
     expect('golden: default output', d, ['hip2.bc', '-o', 'c.bc'], 0, '', '')
-    check('golden: LLVM 19 -compress bytes', read(d.p('c.bc')) == golden('19-hip2-compressed.bc'))
+    check('golden: LLVM 19 -compress bytes', read(d.path('c.bc')) == golden('19-hip2-compressed.bc'))
     expect('golden: level 9', d, ['--level', '9', 'hip2.bc', '-o', 'c9.bc'], 0, '', '')
-    check('golden: LLVM 19 -compression-level=9 bytes', read(d.p('c9.bc')) == golden('19-hip2-compressed-l9.bc'))
+    check('golden: LLVM 19 -compression-level=9 bytes', read(d.path('c9.bc')) == golden('19-hip2-compressed-l9.bc'))
     d.put('text.i', golden('19-text.i'))
-    d.llvm('-type=i', '-compress', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST,
-           '-input=' + d.put('h.i', b'int x;\n'), '-input=' + d.put('t.i', b'int y;\n'), '-output=' + d.p('llvm.i'))
-    d.llvm('-type=i', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST,
-           '-input=' + d.p('h.i'), '-input=' + d.p('t.i'), '-output=' + d.p('plain.i'))
+    llvm(d, '-type=i', '-compress', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST,
+         '-input=' + d.put('h.i', b'int x;\n'), '-input=' + d.put('t.i', b'int y;\n'), '-output=' + d.path('llvm.i'))
+    llvm(d, '-type=i', '-targets=%s,openmp-x86_64-pc-linux-gnu' % HOST,
+         '-input=' + d.path('h.i'), '-input=' + d.path('t.i'), '-output=' + d.path('plain.i'))
     expect('text bundle: compressed as a whole', d, ['plain.i', '-o', 'ours.i'], 0, '', '')
-    check('text bundle: LLVM 19 bytes', read(d.p('ours.i')) == read(d.p('llvm.i')))
+    check('text bundle: LLVM 19 bytes', read(d.path('ours.i')) == read(d.path('llvm.i')))
 
     # 30 MiB images: a 75 MiB bundle, fed to zstd in more than one piece
     for size, level in ((3 << 20, None), (30 << 20, None), (6 << 20, 1), (6 << 20, 19)):
@@ -139,22 +106,22 @@ def test_llvm_identity(root):
         llvm_c = llvm_bundle(d, name + '.llvm', imgs, compress=True, level=level)
         args = [name + '.hipfb', '-o', name + '.ours'] + (['--level', str(level)] if level is not None else [])
         expect('identity %s: runs' % name, d, args, 0, '', '')
-        check('identity %s: byte-identical to LLVM 19 -compress' % name, read(d.p(name + '.ours')) == llvm_c)
+        check('identity %s: byte-identical to LLVM 19 -compress' % name, read(d.path(name + '.ours')) == llvm_c)
         # and back: decompressing LLVM's CCOB gives LLVM's uncompressed bundle
         expect('identity %s: -d of LLVM output' % name, d, ['-d', name + '.llvm', '-o', name + '.d'], 0, '', '')
-        check('identity %s: -d gives the bundle' % name, read(d.p(name + '.d')) == plain)
+        check('identity %s: -d gives the bundle' % name, read(d.path(name + '.d')) == plain)
         if level is None:
             # recompressing with LLVM's settings gives the same bytes (75 MiB: through a scratch file)
             expect('identity %s: recompress as is' % name, d, ['--recompress', name + '.llvm', '-o', name + '.re0'],
                    0, '', '')
-            check('identity %s: recompress as is gives LLVM bytes' % name, read(d.p(name + '.re0')) == llvm_c)
+            check('identity %s: recompress as is gives LLVM bytes' % name, read(d.path(name + '.re0')) == llvm_c)
         if level is not None:
             # recompressing LLVM's default CCOB at this level gives LLVM's bytes at this level
             default_c = llvm_bundle(d, name + '.llvm3', imgs, compress=True)
             d.put(name + '.in3', default_c)
             expect('identity %s: recompress' % name, d,
                    ['--recompress', '--level', str(level), name + '.in3', '-o', name + '.re'], 0, '', '')
-            check('identity %s: recompress gives LLVM bytes' % name, read(d.p(name + '.re')) == llvm_c)
+            check('identity %s: recompress gives LLVM bytes' % name, read(d.path(name + '.re')) == llvm_c)
     shutil.rmtree(d.dir)
 
 
@@ -193,11 +160,11 @@ def test_threads(root):
     outs = {}
     for n in (1, 2, 3, 8):
         expect('threads %d: runs' % n, d, ['--threads', str(n), 'in.hipfb', '-o', 't%d' % n], 0, '', '')
-        outs[n] = read(d.p('t%d' % n))
+        outs[n] = read(d.path('t%d' % n))
     check('threads: identical for 1, 2, 3 and 8', len(set(outs.values())) == 1)
     expect('threads 0: runs', d, ['in.hipfb', '-o', 't0'], 0, '', '')
-    check('threads: differ from the single-threaded (LLVM) bytes', read(d.p('t0')) != outs[1])
-    ratio = [len(outs[1]) / os.path.getsize(d.p('in.hipfb')), os.path.getsize(d.p('t0')) / os.path.getsize(d.p('in.hipfb'))]
+    check('threads: differ from the single-threaded (LLVM) bytes', read(d.path('t0')) != outs[1])
+    ratio = [len(outs[1]) / os.path.getsize(d.path('in.hipfb')), os.path.getsize(d.path('t0')) / os.path.getsize(d.path('in.hipfb'))]
     check('threads: ratio within 2% of single-threaded', ratio[0] <= ratio[1] * 1.02, ratio)
     shutil.rmtree(d.dir)
 
@@ -214,8 +181,8 @@ def test_auto_window(root):
     expect('auto window + threads: runs', d, ['--window', 'auto', '--threads', '2', 'big.hipfb', '-o', 'big.auto2'],
            0, '', '')
     llvm_ratio = len(plain) / len(llvm_c)
-    ours = len(plain) / os.path.getsize(d.p('big.auto'))
-    ours_mt = len(plain) / os.path.getsize(d.p('big.auto2'))
+    ours = len(plain) / os.path.getsize(d.path('big.auto'))
+    ours_mt = len(plain) / os.path.getsize(d.path('big.auto2'))
     check('auto window: LLVM 19 finds nothing (ratio < 1.05)', llvm_ratio < 1.05, llvm_ratio)
     check('auto window: ratio > 1.9 (the second entry costs almost nothing)', ours > 1.9, ours)
     check('auto window + threads: ratio > 1.9', ours_mt > 1.9, ours_mt)
@@ -225,11 +192,11 @@ def test_auto_window(root):
     for f in ('big.auto', 'big.auto2'):
         ok, err = llvm_unbundles(d, f, imgs)
         check('auto window: LLVM 19 unbundles %s' % f, ok, err)
-    r = subprocess.run([OT, 'unbundle', 'big.auto', '-t', GPUS[1] + '=e1'], cwd=d.dir, capture_output=True)
+    r = run([OT, 'unbundle', 'big.auto', '-t', GPUS[1] + '=e1'], cwd=d.dir)
     check('auto window: offloadtool unbundle reads it (streaming decoder, window beyond 2^27)',
-          r.returncode == 0 and read(d.p('e1')) == imgs[1], r.stderr)
+          r.returncode == 0 and read(d.path('e1')) == imgs[1], r.stderr)
     expect('auto window: decompresses (streaming, window beyond 2^27)', d, ['-d', 'big.auto', '-o', 'big.d'], 0, '', '')
-    check('auto window: round trip', read(d.p('big.d')) == plain)
+    check('auto window: round trip', read(d.path('big.d')) == plain)
     shutil.rmtree(d.dir)
 
 
@@ -241,8 +208,8 @@ def test_resident(root):
     plain = llvm_bundle(d, 'dup.hipfb', [img, img])
     llvm_bundle(d, 'dup.ccob', [img, img], compress=True)
     check('resident: LLVM 19 finds the second entry (ratio > 1.9)',
-          len(plain) / os.path.getsize(d.p('dup.ccob')) > 1.9, os.path.getsize(d.p('dup.ccob')))
-    limit = native_cases.resident_budget_kib(32)
+          len(plain) / os.path.getsize(d.path('dup.ccob')) > 1.9, os.path.getsize(d.path('dup.ccob')))
+    limit = harness.resident_budget_kib(32)
     targets = '-targets=' + ','.join([HOST] + GPUS[:2])
     for name, argv, outs in (
             ('compress -d', ['compress', '-d', 'dup.ccob', '-o', 'dup.d'], {'dup.d': plain}),
@@ -251,12 +218,12 @@ def test_resident(root):
             ('clang-offload-bundler -unbundle', ['clang-offload-bundler', '-type=o', '-unbundle', targets,
                                                  '-input=dup.ccob', '-output=h', '-output=e0', '-output=e1'],
              {'e0': img, 'e1': img})):
-        rc, peak = native_cases.peak_resident_kib([OT] + argv, cwd=d.dir)
-        same = all(os.path.exists(d.p(o)) and read(d.p(o)) == want for o, want in outs.items())
+        rc, peak = harness.peak_resident_kib([OT] + argv, cwd=d.dir)
+        same = all(os.path.exists(d.path(o)) and read(d.path(o)) == want for o, want in outs.items())
         check('resident: %s of an 80 MiB bundle: right bytes, peak resident %d KiB <= %d KiB' % (name, peak, limit),
               rc == 0 and same and peak <= limit, 'exit %d' % rc)
     # into a pipe: streamed through zstd's window instead of a mapping, the same bytes
-    r = subprocess.run([OT, 'compress', '-d', 'dup.ccob', '-o', '-'], cwd=d.dir, capture_output=True)
+    r = run([OT, 'compress', '-d', 'dup.ccob', '-o', '-'], cwd=d.dir)
     check('resident: -d into a pipe', r.returncode == 0 and r.stdout == plain and not r.stderr, r.stderr)
     shutil.rmtree(d.dir)
 
@@ -293,7 +260,7 @@ def test_info(root):
         ok = False
     check('info: version 1', ok, got)
     expect('info: -d of version 1', d, ['-d', 'v1.bc', '-o', 'v1.out'], 0, '', '')
-    check('info: version 1 decompresses', read(d.p('v1.out')) == golden('19-hip2.bc'))
+    check('info: version 1 decompresses', read(d.path('v1.out')) == golden('19-hip2.bc'))
     # an uncompressed bundle
     d.put('p.bc', golden('19-hip2.bc'))
     expect('info: uncompressed', d, ['--info', 'p.bc'], 0, 'p.bc: 1 bundle\n\nbundle 0 at 0x0: uncompressed, 188 bytes\n', '')
@@ -308,10 +275,10 @@ def test_concatenated(root):
     d = Dir(root)
     a, ac = golden('19-hip2.bc'), golden('19-hip2-compressed.bc')
     m = golden('19-mixed.bc')
-    d.llvm('-type=bc', '-compress', '-targets=%s,openmp-nvptx64-nvidia-cuda-sm_70,hip-amdgcn-amd-amdhsa-gfx90a:xnack+'
-           % HOST, '-input=' + d.put('h', b'int x;\n'), '-input=' + d.put('t1', golden('tgt1')),
-           '-input=' + d.put('t2', golden('tgt2')), '-output=' + d.p('mc'))
-    mc = read(d.p('mc'))
+    llvm(d, '-type=bc', '-compress', '-targets=%s,openmp-nvptx64-nvidia-cuda-sm_70,hip-amdgcn-amd-amdhsa-gfx90a:xnack+'
+         % HOST, '-input=' + d.put('h', b'int x;\n'), '-input=' + d.put('t1', golden('tgt1')),
+         '-input=' + d.put('t2', golden('tgt2')), '-output=' + d.path('mc'))
+    mc = read(d.path('mc'))
 
     def pad(parts):
         out = b''
@@ -321,14 +288,14 @@ def test_concatenated(root):
     d.put('plain2', pad([a, m]) + b'\0' * 100)
     d.put('ccob2', pad([ac, mc]))
     expect('concat: compress', d, ['plain2', '-o', 'c2'], 0, '', '')
-    check('concat: each bundle is LLVM -compress of it, at 4096', read(d.p('c2')) == pad([ac, mc]))
+    check('concat: each bundle is LLVM -compress of it, at 4096', read(d.path('c2')) == pad([ac, mc]))
     expect('concat: decompress', d, ['-d', 'ccob2', '-o', 'd2'], 0, '', '')
-    check('concat: each CCOB decompressed, at 4096', read(d.p('d2')) == pad([a, m]))
+    check('concat: each CCOB decompressed, at 4096', read(d.path('d2')) == pad([a, m]))
     d.put('mixed', pad([ac, m]))
     expect('concat: decompress keeps uncompressed bundles', d, ['-d', 'mixed', '-o', 'd3'], 0, '', '')
-    check('concat: mixed result', read(d.p('d3')) == pad([a, m]))
+    check('concat: mixed result', read(d.path('d3')) == pad([a, m]))
     expect('concat: recompress', d, ['--recompress', '--level', '9', 'mixed', '-o', 'r3'], 0, '', '')
-    check('concat: recompress level 9', read(d.p('r3'))[:len(golden('19-hip2-compressed-l9.bc'))] ==
+    check('concat: recompress level 9', read(d.path('r3'))[:len(golden('19-hip2-compressed-l9.bc'))] ==
           golden('19-hip2-compressed-l9.bc'))
     expect('concat: verify', d, ['--verify', 'mixed'], 0, 'mixed: ok (2 bundles, 1 compressed)\n', '')
     got = expect('concat: info', d, ['--info', 'mixed'], 0, None, '')
@@ -338,7 +305,7 @@ def test_concatenated(root):
     d.put('junk', pad([a]) + b'\0' * 10 + b'junk')
     expect('concat: junk after a bundle', d, ['junk', '-o', 'x'], 1, '',
            E + 'junk: neither an offload bundle nor padding after the bundle ending at 0xbc, at offset 0xc6\n')
-    check('concat: no output left behind', not os.path.exists(d.p('x')))
+    check('concat: no output left behind', not os.path.exists(d.path('x')))
     shutil.rmtree(d.dir)
 
 
@@ -350,7 +317,7 @@ def test_bad_input(root):
     def bad(name, data, args, err, out_name='keep'):
         d.put(name, data)
         expect('bad %s' % name, d, args + [name, '-o', out_name], 1, '', E + err)
-        check('bad %s: existing output untouched' % name, read(d.p('keep')) == b'precious')
+        check('bad %s: existing output untouched' % name, read(d.path('keep')) == b'precious')
         check('bad %s: no temporary left' % name, all(not n.startswith('.keep') and '.tmp' not in n for n in d.names()),
               d.names())
 
@@ -361,10 +328,10 @@ def test_bad_input(root):
     expect('bad hash: --hash warn writes it', d, ['-d', '--hash', 'warn', 'hash', '-o', 'w'], 0, '',
            'offloadtool compress: warning: hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed '
            'bundle\'s 0x2bcafb899a29dc94, at offset 0x10\n')
-    check('bad hash: warn output', read(d.p('w')) == golden('19-hip2.bc'))
+    check('bad hash: warn output', read(d.path('w')) == golden('19-hip2.bc'))
     expect('bad hash: --hash skip', d, ['-d', '--hash', 'skip', 'hash', '-o', 'w2'], 0, '', '')
     expect('bad hash: not checked by default, as LLVM', d, ['-d', 'hash', '-o', 'w3'], 0, '', '')
-    check('bad hash: default output', read(d.p('w3')) == golden('19-hip2.bc'))
+    check('bad hash: default output', read(d.path('w3')) == golden('19-hip2.bc'))
     expect('bad hash: verify fails', d, ['--verify', 'hash'], 1, '',
            E + 'hash: stored hash 0x2bcafb899a29dc95 does not match the decompressed bundle\'s 0x2bcafb899a29dc94, '
            'at offset 0x10\n')
@@ -421,7 +388,7 @@ def run_cases(root):
 
 
 def main():
-    return native_cases.run_suite('compress-test', run_cases, needs=[LLVM])
+    return harness.run_suite('compress-test', run_cases, needs=[LLVM])
 
 
 if __name__ == '__main__':

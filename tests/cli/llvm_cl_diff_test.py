@@ -9,21 +9,22 @@ stderr (the real tool's path replaced by its name) and the exit code.
 Vectors that would get past the parser carry a leading unknown argument
 (SENTINEL), so that the parser always has the last word.
 
-Environment: OFFLOADTOOL (our binary). Exit 0 all passed, 1 any failure,
-77 (skipped) when the LLVM tools are not installed.
+Environment: OFFLOADTOOL (our binary). Prints "N passed, M failed"; exit 0
+all passed, 1 any failure or an LLVM tool (19's bundler and packager, 14's
+wrapper) not installed.
 """
 
-import concurrent.futures
 import os
 import random
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import harness  # noqa: E402
 
 REAL = {
-    "clang-offload-bundler": "/usr/lib/llvm-19/bin/clang-offload-bundler",
-    "clang-offload-packager": "/usr/lib/llvm-19/bin/clang-offload-packager",
-    "clang-offload-wrapper": "/usr/lib/llvm-14/bin/clang-offload-wrapper",
+    "clang-offload-bundler": harness.LLVM_BUNDLER,
+    "clang-offload-packager": harness.LLVM_PACKAGER,
+    "clang-offload-wrapper": harness.LLVM14_WRAPPER,
 }
 SENTINEL = "-zz-not-an-option"
 # The one deliberate difference: a note after the wrapper's help texts (Tool::extra_help).
@@ -72,18 +73,12 @@ def response_files(d):
         "r_sub_nested": b"@r_list",
         "r_pos": b"a b",
         "r_img": b"--image=file=a,triple=b --bogus",
+        "subdir/r_list": b"-list",
+        "subdir/outer": b"@r_sub_nested",  # resolved against the current directory
+        "r_link": b"@r_link_target",
     }
-    for name, data in files.items():
-        with open(os.path.join(d, name), "wb") as f:
-            f.write(data)
-    os.mkdir(os.path.join(d, "subdir"))
-    with open(os.path.join(d, "subdir", "r_list"), "wb") as f:
-        f.write(b"-list")
-    with open(os.path.join(d, "subdir", "outer"), "wb") as f:
-        f.write(b"@r_sub_nested")  # resolved against the current directory
+    harness.populate(d, files)
     os.symlink("r_link", os.path.join(d, "r_link_target"))
-    with open(os.path.join(d, "r_link"), "wb") as f:
-        f.write(b"@r_link_target")
     os.symlink("nowhere", os.path.join(d, "r_dangling"))
 
 
@@ -265,50 +260,34 @@ def vectors():
     return v
 
 
-def run(cmd, cwd, env):
-    p = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
-    return p.stdout, p.stderr, p.returncode
-
-
 def main():
-    ours = os.environ.get("OFFLOADTOOL")
-    if not ours:
-        print("OFFLOADTOOL is not set", file=sys.stderr)
-        return 1
-    if not all(os.access(p, os.X_OK) for p in REAL.values()):
-        print("LLVM 19 / 14 offload tools not installed: skipped")
-        return 1  # CI installs the LLVM tools: their absence is a failure, never a skip
-    env = {k: val for k, val in os.environ.items() if not k.startswith("OFFLOAD_BUNDLER_")}
-    env["LC_ALL"] = "C"
-    cases = vectors()
-    failures = []
-    with tempfile.TemporaryDirectory(prefix="llvm-cl-") as d:
-        response_files(d)
+    return harness.run_suite("llvm-cl", cases, needs=list(REAL.values()))
 
-        def check(case):
-            tool, args = case
-            real = run([REAL[tool]] + args, d, env)
-            mine = run([ours, tool] + args, d, env)
-            path = REAL[tool].encode()
-            out = real[0].replace(path, tool.encode())
-            if out.startswith(b"OVERVIEW: "):
-                out += EXTRA_HELP.get(tool, b"")
-            expected = (out, real[1].replace(path, tool.encode()), real[2])
-            return case, expected, mine
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=min(16, (os.cpu_count() or 2) * 2)) as pool:
-            for case, expected, mine in pool.map(check, cases):
-                if expected != mine:
-                    failures.append((case, expected, mine))
+def cases(d):
+    env = harness.neutral_env(LC_ALL="C")
+    response_files(d)
 
-    for (tool, args), expected, mine in failures[:40]:
-        print(f"FAIL: {tool} {' '.join(repr(a) for a in args)}")
-        for label, e, m in zip(("stdout", "stderr", "exit"), expected, mine):
-            if e != m:
-                print(f"  {label} expected: {e!r}")
-                print(f"  {label} actual:   {m!r}")
-    print(f"{len(cases) - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    def run(cmd):
+        p = harness.run(cmd, cwd=d, env=env, timeout=60)
+        return p.stdout, p.stderr, p.returncode
+
+    def compare(tool, args):
+        real = run([REAL[tool]] + args)
+        mine = run([harness.OT, tool] + args)
+        if "timeout" in (real[2], mine[2]):
+            return "timed out: LLVM exit %s, ours %s" % (real[2], mine[2])
+        out = harness.replace_all(real[0], {REAL[tool]: tool})
+        if out.startswith(b"OVERVIEW: "):
+            out += EXTRA_HELP.get(tool, b"")
+        expected = (out, harness.replace_all(real[1], {REAL[tool]: tool}), real[2])
+        if expected == mine:
+            return None
+        return "\n".join(f"{label} expected: {e!r}\n{label} actual:   {m!r}"
+                         for label, e, m in zip(("stdout", "stderr", "exit"), expected, mine) if e != m)
+
+    harness.run_cases([(f"{tool} {' '.join(repr(a) for a in args)}", lambda t=tool, a=args: compare(t, a))
+                       for tool, args in vectors()], jobs=min(16, (os.cpu_count() or 2) * 2))
 
 
 if __name__ == "__main__":

@@ -10,24 +10,22 @@ Prints "N passed, M failed"; exits 1 on failure.
 import json
 import os
 import struct
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import native_cases  # noqa: E402
-from native_cases import OT, check, expect, golden  # noqa: E402
+import harness  # noqa: E402
+from harness import OT, check, expect, golden  # noqa: E402
 
-LLVM_MC = native_cases.LLVM_BIN + '/llvm-mc'
+LLVM_MC = harness.llvm('llvm-mc')
 E = 'offloadtool package: error: '
 
 
 def Case(root, files):
-    return native_cases.Case(root, 'package', files)
+    return harness.Case(root, 'package', files)
 
 
 def main():
-    return native_cases.run_suite('package-native', run_cases)
+    return harness.run_suite('package-native', run_cases)
 
 
 def run_cases(root):
@@ -44,7 +42,7 @@ def run_cases(root):
     check('create: equals the golden file', c.files().get('p3.bin') == p3)
     c = Case(root, inputs)
     expect('create: to stdout, no file', c, ['create', '-o', '-', '--image', images[0]], 0, None, files=[])
-    r = subprocess.run([OT, 'package', 'create', '-o', '-', '--image', images[0]], cwd=c.dir, capture_output=True)
+    r = harness.run([OT, 'package', 'create', '-o', '-', '--image', images[0]], cwd=c.dir)
     check('create: stdout equals golden 1', r.stdout == golden('19-packager-1.bin'))
     c = Case(root, inputs)
     expect('create: no image gives an empty file', c, ['create', '-o', 'e.bin'], 0, '', files=['e.bin'])
@@ -166,14 +164,10 @@ def run_cases(root):
 
     # Objects and archives (when llvm-mc is installed).
     if os.path.exists(LLVM_MC):
-        d = tempfile.mkdtemp(dir=root)
-        with open(os.path.join(d, 'p3.bin'), 'wb') as f:
-            f.write(p3)
-        with open(os.path.join(d, 'e.s'), 'w') as f:
-            f.write('.section .llvm.offloading,"e",@llvm_offloading\n.incbin "p3.bin", 0, 0xb0\n')
-        subprocess.run([LLVM_MC, '-triple=x86_64-pc-linux-gnu', '-filetype=obj', 'e.s', '-o', 'e.o'], cwd=d, check=True)
-        with open(os.path.join(d, 'e.o'), 'rb') as f:
-            eo = f.read()
+        d = harness.Folder(root, files={
+            'p3.bin': p3, 'e.s': b'.section .llvm.offloading,"e",@llvm_offloading\n.incbin "p3.bin", 0, 0xb0\n'})
+        d.run([LLVM_MC, '-triple=x86_64-pc-linux-gnu', '-filetype=obj', 'e.s', '-o', 'e.o'], check=True)
+        eo = d.read('e.o')
         c = Case(root, {'e.o': eo, 'p3.bin': p3})
         got = expect('list: ELF section', c, ['list', 'e.o'], 0, None)
         check('list: section named', 'image 0: section .llvm.offloading, binary at 0x40 (0xb0 bytes, version 1)' in got[1],

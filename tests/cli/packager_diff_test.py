@@ -21,73 +21,43 @@ offloadtool's behaviour instead and says why next to it.
 
 Environment: OFFLOADTOOL = the offloadtool binary (required).
 Arguments:   [substring]  run only the cases whose name contains it.
-             PACKAGER_DIFF_VERBOSE=1 prints every case and the details of failures.
+             PACKAGER_DIFF_VERBOSE=1 prints every case as it passes.
 Prints "N passed, M failed"; exits 1 if anything failed.
 """
 
 import os
 import random
-import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 
-LLVM_BIN = '/usr/lib/llvm-19/bin'
-LLVM_PACKAGER = LLVM_BIN + '/clang-offload-packager'
-CLANG = '/usr/bin/clang-19'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import harness  # noqa: E402
+from harness import CLANG, LLVM_BIN, LLVM_PACKAGER, check, golden, llvm_ar, read, write  # noqa: E402
+
 PROG = '../bin/clang-offload-packager'
-VERBOSE = bool(os.environ.get('PACKAGER_DIFF_VERBOSE'))
+harness.VERBOSE = harness.VERBOSE or bool(os.environ.get('PACKAGER_DIFF_VERBOSE'))
 FILTER = sys.argv[1] if len(sys.argv) > 1 else None
-DATA = os.environ.get('OT_TEST_DATA', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data'))
-GOLDEN = os.path.join(DATA, 'reference', 'golden')
 
 # ---------------------------------------------------------------------------
 # Running one case on one side
 
 
-class Side:
-    def __init__(self, root, tool):
-        self.root = root
-        os.makedirs(os.path.join(root, 'bin'))
-        os.symlink(tool, os.path.join(root, 'bin', 'clang-offload-packager'))
-        self.n = 0
-
-    def run(self, files, commands):
-        """files: {name: bytes}; commands: list of (argv-after-prog, stdin bytes or None) or
-        ('sh', argv) for helper programs. Returns (transcript, {path: bytes})."""
-        self.n += 1
-        case = os.path.join(self.root, 'c%d' % self.n)
-        os.makedirs(case)
-        for name, data in files.items():
-            p = os.path.join(case, name)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            if data is None:
-                os.makedirs(p, exist_ok=True)
-            else:
-                with open(p, 'wb') as f:
-                    f.write(data)
-        transcript = []
-        for cmd in commands:
-            if cmd[0] == 'sh':
-                subprocess.run(cmd[1], cwd=case, check=True, capture_output=True)
-                continue
-            args, stdin = cmd[0], cmd[1]
-            env = dict(os.environ)
-            env.update(cmd[2] if len(cmd) > 2 else {})
-            r = subprocess.run([PROG] + args, cwd=case, input=stdin or b'', capture_output=True, env=env)
-            transcript.append((args, r.returncode, r.stdout, r.stderr))
-        out = {}
-        for dirpath, _, names in os.walk(case):
-            for name in names:
-                p = os.path.join(dirpath, name)
-                rel = os.path.relpath(p, case)
-                with open(p, 'rb') as f:
-                    out[rel] = f.read()
-            if dirpath != case and not names:
-                out[os.path.relpath(dirpath, case) + '/'] = b'<dir>'
-        shutil.rmtree(case)
-        return transcript, out
+def run_case(side, index, files, commands):
+    """files: {name: bytes, or None for a folder}; commands: list of
+    (argv-after-prog, stdin bytes or None, env) or ('sh', argv) for helper
+    programs. Returns (transcript, {path: bytes})."""
+    w = side.workdir(index)
+    w.prepare(files)
+    transcript = []
+    for cmd in commands:
+        if cmd[0] == 'sh':
+            harness.run(cmd[1], cwd=w.case, check=True)
+            continue
+        args, stdin = cmd[0], cmd[1]
+        transcript.append((args,) + w.run(args, PROG, env=cmd[2] if len(cmd) > 2 else {}, stdin=stdin or b''))
+    out = w.files()
+    w.cleanup()
+    return transcript, out
 
 
 # ---------------------------------------------------------------------------
@@ -125,11 +95,7 @@ def ob(image, kind=0, offload=0, strings=(), version=1):
 
 def clang_objects(tmp):
     """Host objects with embedded offload binaries, made by clang 19 (with LLVM's own packager)."""
-    if not os.path.exists(CLANG):
-        return {}
-    src = os.path.join(tmp, 'k.c')
-    with open(src, 'w') as f:
-        f.write('int g;\nint main(void) {\n  int s = 0;\n#pragma omp target map(tofrom: s)\n'
+    src = write(os.path.join(tmp, 'k.c'), 'int g;\nint main(void) {\n  int s = 0;\n#pragma omp target map(tofrom: s)\n'
                 '  for (int i = 0; i < 10; ++i) s += i;\n  return s != 45;\n}\n')
     out = {}
     for name, flags in (('x86.o', ['-fopenmp-targets=x86_64-pc-linux-gnu']),
@@ -139,10 +105,11 @@ def clang_objects(tmp):
                         ('x86-lto.o', ['-fopenmp-targets=x86_64-pc-linux-gnu', '-flto']),
                         ('amd-lto.o', ['--offload-arch=gfx906,gfx90a', '-nogpulib', '-flto'])):
         obj = os.path.join(tmp, name)
-        r = subprocess.run([CLANG, '-fopenmp', '-c', src, '-o', obj] + flags, capture_output=True)
-        if r.returncode == 0:
-            with open(obj, 'rb') as f:
-                out[name] = f.read()
+        r = harness.run([CLANG, '-fopenmp', '-c', src, '-o', obj] + flags, text=True)
+        if r.returncode != 0:
+            check('clang 19 builds ' + name, False, r.stderr)
+            continue
+        out[name] = read(obj)
     return out
 
 
@@ -150,11 +117,7 @@ def mc_objects(tmp, p3):
     """An ELF object with two SHT_LLVM_OFFLOADING sections and a PROGBITS .llvm.offloading.x, and a
     COFF object with .llvm.offloading and .llvm.offloading$aux sections (one not 8-aligned)."""
     mc = LLVM_BIN + '/llvm-mc'
-    if not os.path.exists(mc):
-        return {}
-    d = tempfile.mkdtemp(dir=tmp)
-    with open(os.path.join(d, 'p3.bin'), 'wb') as f:
-        f.write(p3)
+    d = harness.Folder(tmp, files={'p3.bin': p3})
     sources = {
         'e.o': ('x86_64-pc-linux-gnu', '.section .llvm.offloading,"e",@llvm_offloading\n.incbin "p3.bin"\n'
                 '.section .other,"e",@llvm_offloading\n.incbin "p3.bin", 0x180\n'
@@ -166,34 +129,21 @@ def mc_objects(tmp, p3):
     out = {}
     for name, src in sources.items():
         if src is None:  # bitcode embedding the same binary twice (one uniqued constant) and another one
-            with open(os.path.join(d, 'g1.bin'), 'wb') as f:
-                f.write(p3[:0xb0])
-            with open(os.path.join(d, 'x.c'), 'w') as f:
-                f.write('int x;\n')
-            r = subprocess.run([CLANG, '-c', '-emit-llvm', 'x.c', '-o', name] +
-                               ['-Xclang', '-fembed-offload-object=p3.bin'] * 2 +
-                               ['-Xclang', '-fembed-offload-object=g1.bin'], cwd=d, capture_output=True)
-            if r.returncode == 0:
-                with open(os.path.join(d, name), 'rb') as f:
-                    out[name] = f.read()
+            d.put('g1.bin', p3[:0xb0])
+            d.put('x.c', 'int x;\n')
+            r = d.run([CLANG, '-c', '-emit-llvm', 'x.c', '-o', name] +
+                      ['-Xclang', '-fembed-offload-object=p3.bin'] * 2 +
+                      ['-Xclang', '-fembed-offload-object=g1.bin'], text=True)
+            if r.returncode != 0:
+                check('clang 19 embeds offload binaries in ' + name, False, r.stderr)
+                continue
+            out[name] = d.read(name)
             continue
         triple, text = src
-        with open(os.path.join(d, 'in.s'), 'w') as f:
-            f.write(text)
-        subprocess.run([mc, '-triple=' + triple, '-filetype=obj', 'in.s', '-o', name], cwd=d, check=True)
-        with open(os.path.join(d, name), 'rb') as f:
-            out[name] = f.read()
+        d.put('in.s', text)
+        d.run([mc, '-triple=' + triple, '-filetype=obj', 'in.s', '-o', name], check=True)
+        out[name] = d.read(name)
     return out
-
-
-def llvm_ar(tmp, members, name='lib.a', flags='rcs'):
-    d = tempfile.mkdtemp(dir=tmp)
-    for n, data in members.items():
-        with open(os.path.join(d, n), 'wb') as f:
-            f.write(data)
-    subprocess.run([LLVM_BIN + '/llvm-ar', flags, name] + list(members), cwd=d, check=True)
-    with open(os.path.join(d, name), 'rb') as f:
-        return f.read()
 
 
 # ---------------------------------------------------------------------------
@@ -205,11 +155,7 @@ def P(*args, stdin=None, env=None):
 
 def cases(tmp):
     rnd = random.Random(19)
-    gold = {}
-    for n in ('tgt1', 'tgt2', 'host.i'):
-        with open(os.path.join(GOLDEN, n), 'rb') as f:
-            gold[n] = f.read()
-    inputs = dict(gold)
+    inputs = {n: golden(n) for n in ('tgt1', 'tgt2', 'host.i')}
     inputs.update({'a.o': b'IMAGE-A', 'b.bc': b'not bitcode', 'c.cubin': b'\x7fELF cubin-ish', 'd.fatbin': b'FAT',
                    'e.s': b'.version 7.0\n', 'f.O': b'upper', 'g': b'', 'bit.o': BITCODE, 'wrap.x': WRAPPED_BITCODE,
                    '.o': b'dot-o', 'dir/h.o': b'in a dir', 'sp ace.o': b'space', 'empty.o': b''})
@@ -287,8 +233,7 @@ def cases(tmp):
     yield ('version', inputs, [P('--version')])
 
     # --- extraction from raw binaries ---
-    with open(os.path.join(GOLDEN, '19-packager-3.bin'), 'rb') as f:
-        p3 = f.read()
+    p3 = golden('19-packager-3.bin')
     multi = (ob(b'AMD908', 1, 1, [('arch', 'gfx908'), ('triple', 'amdgcn-amd-amdhsa')])
              + ob(b'AMD90A', 1, 1, [('arch', 'gfx90a'), ('triple', 'amdgcn-amd-amdhsa'), ('feature', 'xnack+')])
              + ob(b'CUBIN', 3, 2, [('arch', 'sm_70'), ('triple', 'nvptx64-nvidia-cuda')])
@@ -351,7 +296,7 @@ def cases(tmp):
     mc = mc_objects(tmp, p3)
     if mc:
         mi = dict(mc)
-        mi['mc.a'] = llvm_ar(tmp, mc, flags='rc')
+        mi['mc.a'] = llvm_ar(mc, tmp)
         for src in list(mc) + ['mc.a']:
             for sel in ('kind=cuda', 'triple=x86_64-unknown-linux-gnu', 'arch=gfx908', ''):
                 yield ('mc-gen-%s-%s' % (src, sel), mi, [P(src, '--image=' + sel)])
@@ -362,9 +307,9 @@ def cases(tmp):
     if objs:
         oi = dict(objs)
         oi['raw.bin'] = multi
-        oi['lib.a'] = llvm_ar(tmp, objs)
-        oi['nosym.a'] = llvm_ar(tmp, {'raw.bin': multi, 'raw_with_a_long_name.bin': p3}, flags='rcS')
-        oi['nested.a'] = llvm_ar(tmp, {'inner.a': oi['lib.a'], 'raw.bin': multi})
+        oi['lib.a'] = llvm_ar(objs, tmp, flags='rcs')
+        oi['nosym.a'] = llvm_ar({'raw.bin': multi, 'raw_with_a_long_name.bin': p3}, tmp, flags='rcS')
+        oi['nested.a'] = llvm_ar({'inner.a': oi['lib.a'], 'raw.bin': multi}, tmp, flags='rcs')
         for src in list(objs) + ['lib.a', 'nosym.a', 'nested.a']:
             for sel in ('kind=openmp', 'triple=amdgcn-amd-amdhsa', 'arch=gfx90a', 'triple=nvptx64-nvidia-cuda',
                         'triple=x86_64-pc-linux-gnu', 'arch=sm_70'):
@@ -395,44 +340,36 @@ def message_only_differences(name, llvm, ours):
     return False
 
 
+def describe(a, b):
+    """What differs between LLVM's (transcript, files) `a` and ours `b`."""
+    lines = []
+    for (args, rc1, o1, e1), (_, rc2, o2, e2) in zip(a[0], b[0]):
+        if (rc1, o1, e1) != (rc2, o2, e2):
+            lines.append('%s' % args)
+            lines.append('llvm: rc=%s out=%r err=%r' % (rc1, o1[:300], e1[:300]))
+            lines.append('ours: rc=%s out=%r err=%r' % (rc2, o2[:300], e2[:300]))
+    for k in sorted(set(a[1]) | set(b[1])):
+        if a[1].get(k) != b[1].get(k):
+            lines.append('file %s: llvm %s, ours %s' % (
+                k, len(a[1][k]) if k in a[1] else 'missing', len(b[1][k]) if k in b[1] else 'missing'))
+    return '\n'.join(lines)
+
+
+def run_cases(tmp):
+    ours = harness.Side(tmp, 'ours', {'bin/clang-offload-packager': harness.OT})
+    theirs = harness.Side(tmp, 'llvm', {'bin/clang-offload-packager': LLVM_PACKAGER})
+    for index, (name, files, commands) in enumerate(cases(tmp)):
+        if FILTER and FILTER not in name:
+            continue
+        a = run_case(theirs, index, files, commands)
+        b = run_case(ours, index, files, commands)
+        ok = a == b or message_only_differences(name, a, b)
+        check(name, ok, '' if ok else describe(a, b))
+
+
 def main():
-    ot = os.environ.get('OFFLOADTOOL')
-    if not ot or not os.path.exists(LLVM_PACKAGER):
-        print('OFFLOADTOOL not set or LLVM 19 packager missing')
-        print('0 passed, 1 failed')
-        return 1
-    tmp = tempfile.mkdtemp(prefix='packager-diff-')
-    passed = failed = 0
-    try:
-        ours = Side(os.path.join(tmp, 'ours'), os.path.abspath(ot))
-        theirs = Side(os.path.join(tmp, 'llvm'), LLVM_PACKAGER)
-        for name, files, commands in cases(tmp):
-            if FILTER and FILTER not in name:
-                continue
-            a = theirs.run(files, commands)
-            b = ours.run(files, commands)
-            ok = a == b or message_only_differences(name, a, b)
-            if ok:
-                passed += 1
-                if VERBOSE:
-                    print('ok  ', name)
-            else:
-                failed += 1
-                print('FAIL', name)
-                if VERBOSE or failed <= 10:
-                    for (args, rc1, o1, e1), (_, rc2, o2, e2) in zip(a[0], b[0]):
-                        if (rc1, o1, e1) != (rc2, o2, e2):
-                            print('   ', args)
-                            print('    llvm: rc=%d out=%r err=%r' % (rc1, o1[:300], e1[:300]))
-                            print('    ours: rc=%d out=%r err=%r' % (rc2, o2[:300], e2[:300]))
-                    for k in sorted(set(a[1]) | set(b[1])):
-                        if a[1].get(k) != b[1].get(k):
-                            print('    file %s: llvm %s, ours %s' % (
-                                k, len(a[1][k]) if k in a[1] else 'missing', len(b[1][k]) if k in b[1] else 'missing'))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return harness.run_suite('packager-diff', run_cases, needs=[LLVM_PACKAGER, CLANG, LLVM_BIN + '/llvm-mc',
+                                                                LLVM_BIN + '/llvm-ar'])
 
 
 if __name__ == '__main__':

@@ -11,22 +11,21 @@ Prints "N passed, M failed"; exits 1 on failure.
 
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import native_cases  # noqa: E402
-from native_cases import GOLDEN, OT, check  # noqa: E402
+import harness  # noqa: E402
+from harness import GOLDEN, OT, check, golden, read, run  # noqa: E402
 
 
 def main():
-    return native_cases.run_suite('packager-golden', cases, needs=[GOLDEN])
+    return harness.run_suite('packager-golden', cases, needs=[GOLDEN])
 
 
 def cases(tmp):
     for n in ('tgt1', 'tgt2', 'host.i'):
         shutil.copy(os.path.join(GOLDEN, n), tmp)
-    os.symlink(os.path.abspath(OT), os.path.join(tmp, 'clang-offload-packager'))
+    os.symlink(OT, os.path.join(tmp, 'clang-offload-packager'))
     # The packager lines of README.txt, as run there.
     commands = {}
     with open(os.path.join(GOLDEN, 'README.txt')) as f:
@@ -37,18 +36,17 @@ def cases(tmp):
     check('README.txt names the packager goldens', sorted(commands) == ['19-packager-1.bin', '19-packager-3.bin'],
           sorted(commands))
     for name, args in sorted(commands.items()):
-        with open(os.path.join(GOLDEN, name), 'rb') as f:
-            want = f.read()
+        want = golden(name)
         out = 'ours-' + name
         argv = [a if a != name else out for a in args]
-        r = subprocess.run(['./clang-offload-packager'] + argv, cwd=tmp, capture_output=True)
-        got = open(os.path.join(tmp, out), 'rb').read() if r.returncode == 0 else None
+        r = run(['./clang-offload-packager'] + argv, cwd=tmp)
+        got = read(os.path.join(tmp, out)) if r.returncode == 0 else None
         check(name + ' (personality)', r.returncode == 0 and not r.stderr and got == want, r.stderr)
 
         native = ['create', '-o', 'native-' + name] + [x for a in argv if a.startswith('--image=')
                                                        for x in ('--image', a[len('--image='):])]
-        r = subprocess.run([OT, 'package'] + native, cwd=tmp, capture_output=True)
-        got = open(os.path.join(tmp, 'native-' + name), 'rb').read() if r.returncode == 0 else None
+        r = run([OT, 'package'] + native, cwd=tmp)
+        got = read(os.path.join(tmp, 'native-' + name)) if r.returncode == 0 else None
         check(name + ' (offloadtool package create)', r.returncode == 0 and not r.stderr and got == want,
               r.stderr)
 
@@ -60,10 +58,8 @@ def cases(tmp):
             sel = 'file=back-%s,triple=%s' % (keys['file'], keys['triple'])
             if 'arch' in keys:
                 sel += ',arch=' + keys['arch']
-            r = subprocess.run(['./clang-offload-packager', os.path.join(GOLDEN, name), '--image=' + sel],
-                               cwd=tmp, capture_output=True)
-            with open(os.path.join(GOLDEN, keys['file']), 'rb') as f1:
-                ok = r.returncode == 0 and open(os.path.join(tmp, 'back-' + keys['file']), 'rb').read() == f1.read()
+            r = run(['./clang-offload-packager', os.path.join(GOLDEN, name), '--image=' + sel], cwd=tmp)
+            ok = r.returncode == 0 and read(os.path.join(tmp, 'back-' + keys['file'])) == golden(keys['file'])
             check('%s: extract %s' % (name, keys['file']), ok, r.stderr)
 
 

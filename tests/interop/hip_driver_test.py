@@ -18,13 +18,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
-import tempfile
 
-LLVM_BIN = '/usr/lib/llvm-19/bin'
-LLVM_BUNDLER = LLVM_BIN + '/clang-offload-bundler'
-CLANG = LLVM_BIN + '/clang++'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import harness  # noqa: E402
+from harness import CLANGXX as CLANG, LLVM_BIN, LLVM_BUNDLER, OT as OURS, outcome as run, read, write  # noqa: E402
+
 ARCHS = ['--offload-arch=gfx906', '--offload-arch=gfx90a', '--offload-arch=gfx1030']
 HIP = ['-x', 'hip'] + ARCHS + ['-nogpulib', '-nogpuinc']
 
@@ -68,14 +67,6 @@ int __hipPushCallConfiguration(struct dim3 g, struct dim3 b, unsigned long shm, 
 SOURCES = {'k.hip': KERNEL, 'a.hip': RDC_A, 'b.hip': RDC_B, 'stubs.c': STUBS}
 
 ROOT = None
-OURS = None
-PASSED = 0
-FAILED = []
-
-
-def run(argv, cwd):
-    p = subprocess.run(argv, cwd=cwd, capture_output=True)
-    return p.returncode, p.stdout.decode(errors='replace'), p.stderr.decode(errors='replace')
 
 
 def build(bundler, commands, extra_files=None):
@@ -91,34 +82,15 @@ def build(bundler, commands, extra_files=None):
     if os.path.exists(work):
         shutil.rmtree(work)
     os.makedirs(work)
-    for name, data in dict(SOURCES, **(extra_files or {})).items():
-        with open(os.path.join(work, name), 'wb') as f:
-            f.write(data)
+    harness.populate(work, dict(SOURCES, **(extra_files or {})))
     for argv in commands:
         argv = [a.replace('{B}', bdir) for a in argv]
         rc, out, err = run(argv, work)
         if rc != 0:
             raise RuntimeError('%s failed (rc %d) with %s:\n%s' % (' '.join(argv), rc, bundler, err))
-    files = {}
-    for n in sorted(os.listdir(work)):
-        with open(os.path.join(work, n), 'rb') as f:
-            files[n] = f.read()
+    files = harness.tree_files(work)
     shutil.rmtree(work)
     return files
-
-
-def check(name, fn):
-    global PASSED
-    try:
-        problem = fn()
-    except Exception as e:
-        problem = str(e)
-    if problem:
-        FAILED.append(name)
-        print('FAIL %s\n  %s' % (name, problem.replace('\n', '\n  ')))
-    else:
-        PASSED += 1
-        print('ok   %s' % name)
 
 
 def same_products(commands, products, extra_files=None):
@@ -158,9 +130,7 @@ def driver_uses_bundler_from_b():
 
 def bundler_really_runs():
     """A wrong program behind the symlink must make the build fail: proves -B is used."""
-    fake = os.path.join(ROOT, 'false-bundler')
-    with open(fake, 'w') as f:
-        f.write('#!/bin/sh\nexit 3\n')
+    fake = write(os.path.join(ROOT, 'false-bundler'), '#!/bin/sh\nexit 3\n')
     os.chmod(fake, 0o755)
     try:
         build(fake, [[CLANG] + HIP + ['-B', '{B}', '-c', 'k.hip', '-o', 'k.o']])
@@ -188,8 +158,7 @@ def rdc_objects():
             d = os.path.join(ROOT, 'rdc-' + tag)
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
-            with open(os.path.join(d, obj), 'wb') as f:
-                f.write(files[obj])
+            write(os.path.join(d, obj), files[obj])
             rc, out, err = run([LLVM_BUNDLER, '-type=o', '-list', '-input=' + obj], d)
             rc2, _, err2 = run([LLVM_BUNDLER, '-type=o', '-unbundle', '-targets=' + targets, '-input=' + obj,
                                 '-output=host.o', '-output=d906', '-output=d90a', '-output=d1030'], d)
@@ -197,10 +166,7 @@ def rdc_objects():
                 problems.append("LLVM's bundler cannot read %s's %s: %s %s" % (tag, obj, err, err2))
                 continue
             dis = run([LLVM_BIN + '/llvm-objdump', '-d', '-r', '-t', '-s', 'host.o'], d)[1].replace(d, '')
-            device = {}
-            for n in ('d906', 'd90a', 'd1030'):
-                with open(os.path.join(d, n), 'rb') as f:
-                    device[n] = f.read()
+            device = {n: read(os.path.join(d, n)) for n in ('d906', 'd90a', 'd1030')}
             outs[tag] = (out, dis, device)
         if len(outs) == 2:
             if outs['llvm'][0] != outs['ours'][0]:
@@ -236,8 +202,7 @@ def rdc_link():
         problems.append("LLVM's objects linked through offloadtool give another program")
     d = os.path.join(ROOT, 'progdir')
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, 'prog'), 'wb') as f:
-        f.write(of['prog'])
+    write(os.path.join(d, 'prog'), of['prog'])
     os.chmod(os.path.join(d, 'prog'), 0o755)
     rc, out, err = run(['./prog'], d)
     if rc != 0:
@@ -294,55 +259,44 @@ def rdc_static_library():
 
 
 def main():
-    global ROOT, OURS
-    OURS = os.environ.get('OFFLOADTOOL')
-    if not OURS or not os.access(OURS, os.X_OK):
-        print('OFFLOADTOOL must name the offloadtool binary')
-        return 1
-    OURS = os.path.abspath(OURS)
-    for tool in (CLANG, LLVM_BUNDLER, LLVM_BIN + '/ld.lld'):
-        if not os.access(tool, os.X_OK):
-            print('%s is missing (apt-get install clang-19 lld-19)' % tool)
-            return 1
-    ROOT = tempfile.mkdtemp(prefix='hip-driver-')
+    return harness.run_suite('hip-driver', cases, needs=[CLANG, LLVM_BUNDLER] + [
+        LLVM_BIN + '/' + t for t in ('ld.lld', 'clang', 'llvm-ar', 'llvm-objdump')])
+
+
+def cases(root):
+    global ROOT
+    ROOT = root
     os.makedirs(os.path.join(ROOT, 'B'))
-    for name, data in SOURCES.items():
-        with open(os.path.join(ROOT, name), 'wb') as f:
-            f.write(data)
-    try:
-        check('driver runs the bundler from -B (-###)', driver_uses_bundler_from_b)
-        check('the -B bundler is really used', bundler_really_runs)
-        B = ['-B', '{B}']
-        check('fat binary -c', same_products([[CLANG] + HIP + B + ['-c', 'k.hip', '-o', 'k.o']], ['k.o']))
-        check('fat binary -c, two archs', same_products(
+    harness.populate(ROOT, SOURCES)
+    B = ['-B', '{B}']
+    harness.run_cases([
+        ('driver runs the bundler from -B (-###)', driver_uses_bundler_from_b),
+        ('the -B bundler is really used', bundler_really_runs),
+        ('fat binary -c', same_products([[CLANG] + HIP + B + ['-c', 'k.hip', '-o', 'k.o']], ['k.o'])),
+        ('fat binary -c, two archs', same_products(
             [[CLANG, '-x', 'hip', '--offload-arch=gfx906', '--offload-arch=gfx90a', '-nogpulib', '-nogpuinc'] + B +
-             ['-c', 'k.hip', '-o', 'k.o']], ['k.o']))
-        check('fat binary -c, target-ID features', same_products(
+             ['-c', 'k.hip', '-o', 'k.o']], ['k.o'])),
+        ('fat binary -c, target-ID features', same_products(
             [[CLANG, '-x', 'hip', '--offload-arch=gfx906:xnack+', '--offload-arch=gfx90a:sramecc-:xnack-',
-              '-nogpulib', '-nogpuinc'] + B + ['-c', 'k.hip', '-o', 'k.o']], ['k.o']))
-        check('--offload-compress -c', same_products(
-            [[CLANG] + HIP + B + ['--offload-compress', '-c', 'k.hip', '-o', 'k.o']], ['k.o']))
-        check('--offload-compress --offload-compression-level=9 -c', same_products(
+              '-nogpulib', '-nogpuinc'] + B + ['-c', 'k.hip', '-o', 'k.o']], ['k.o'])),
+        ('--offload-compress -c', same_products(
+            [[CLANG] + HIP + B + ['--offload-compress', '-c', 'k.hip', '-o', 'k.o']], ['k.o'])),
+        ('--offload-compress --offload-compression-level=9 -c', same_products(
             [[CLANG] + HIP + B + ['--offload-compress', '--offload-compression-level=9', '-c', 'k.hip', '-o', 'k.o']],
-            ['k.o']))
-        check('-save-temps -c (every intermediate, the .hipfb included)', same_products(
+            ['k.o'])),
+        ('-save-temps -c (every intermediate, the .hipfb included)', same_products(
             [[CLANG] + HIP + B + ['-save-temps', '-c', 'k.hip', '-o', 'k.o']],
-            ['k.o', 'k.hip-hip-amdgcn-amd-amdhsa.hipfb', 'k-host-x86_64-pc-linux-gnu.s']))
-        check('-S', same_products([[CLANG] + HIP + B + ['-S', 'k.hip', '-o', 'k.s']], ['k.s']))
-        check('-E then compile the .hipi', same_products(
+            ['k.o', 'k.hip-hip-amdgcn-amd-amdhsa.hipfb', 'k-host-x86_64-pc-linux-gnu.s'])),
+        ('-S', same_products([[CLANG] + HIP + B + ['-S', 'k.hip', '-o', 'k.s']], ['k.s'])),
+        ('-E then compile the .hipi', same_products(
             [[CLANG] + HIP + B + ['-E', 'k.hip', '-o', 'k.hipi'],
-             [CLANG] + ARCHS + ['-nogpulib', '-nogpuinc'] + B + ['-c', 'k.hipi', '-o', 'k.o']], ['k.hipi', 'k.o']))
-        check('-emit-llvm -c', same_products([[CLANG] + HIP + B + ['-emit-llvm', '-c', 'k.hip', '-o', 'k.bc']],
-                                             ['k.bc']))
-        check('-emit-llvm -S', same_products([[CLANG] + HIP + B + ['-emit-llvm', '-S', 'k.hip', '-o', 'k.ll']],
-                                             ['k.ll']))
-        check('-fgpu-rdc -c objects read identically', rdc_objects)
-        check('-fgpu-rdc objects linked into a program', rdc_link)
-        check('-fgpu-rdc program linked against a static device library (-type=a)', rdc_static_library)
-    finally:
-        shutil.rmtree(ROOT, ignore_errors=True)
-    print('%d passed, %d failed' % (PASSED, len(FAILED)))
-    return 1 if FAILED else 0
+             [CLANG] + ARCHS + ['-nogpulib', '-nogpuinc'] + B + ['-c', 'k.hipi', '-o', 'k.o']], ['k.hipi', 'k.o'])),
+        ('-emit-llvm -c', same_products([[CLANG] + HIP + B + ['-emit-llvm', '-c', 'k.hip', '-o', 'k.bc']], ['k.bc'])),
+        ('-emit-llvm -S', same_products([[CLANG] + HIP + B + ['-emit-llvm', '-S', 'k.hip', '-o', 'k.ll']], ['k.ll'])),
+        ('-fgpu-rdc -c objects read identically', rdc_objects),
+        ('-fgpu-rdc objects linked into a program', rdc_link),
+        ('-fgpu-rdc program linked against a static device library (-type=a)', rdc_static_library),
+    ])
 
 
 if __name__ == '__main__':

@@ -19,16 +19,14 @@ Needs OFFLOADTOOL; LLVM_BIN defaults to /usr/lib/llvm-19/bin. Standard library o
 """
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import native_cases  # noqa: E402
-from native_cases import OT, check  # noqa: E402
+import harness  # noqa: E402
+from harness import OT, check, first_line_difference as first_diff, read, run  # noqa: E402
 
-LLVM = os.environ.get("LLVM_BIN", native_cases.LLVM_BIN)
-BUNDLER = f"{LLVM}/clang-offload-bundler"
+LLVM = harness.LLVM_BIN
+BUNDLER = harness.LLVM_BUNDLER
 PREFIX = "__CLANG_OFFLOAD_BUNDLE__"
 DEVICE = "hip-amdgcn-amd-amdhsa--gfx906"
 
@@ -61,22 +59,6 @@ COFF_TARGETS = [
     ("i686-pc-windows-msvc", None),
     ("aarch64-pc-windows-msvc", None),
 ]
-
-def run(args, **kw):
-    return subprocess.run(args, capture_output=True, **kw)
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def first_diff(a, b):
-    for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines())):
-        if x != y:
-            return f"line {i + 1}:\n  ours: {x}\n  llvm: {y}"
-    return f"lengths differ ({len(a.splitlines())} vs {len(b.splitlines())} lines)"
-
 
 def bundle(tool, triple, host, inputs, out):
     targets = ",".join([f"host-{triple}", f"openmp-{triple}", DEVICE])
@@ -151,21 +133,17 @@ def view(path, coff):
 
 def warnings(path, coff):
     """Everything the LLVM readers print on stderr for the object."""
-    msgs = []
     readers = ([[f"{LLVM}/llvm-readobj", "--all"]] if coff else
                [[f"{LLVM}/llvm-readelf", "-a", "-W"], [f"{LLVM}/llvm-readobj", "--all"]])
-    for cmd in readers + [[f"{LLVM}/llvm-objdump", "-h", "-r", "-t", "-s"]]:
-        r = run(cmd + [path], text=True)
-        if r.returncode != 0 or r.stderr.strip():
-            msgs.append(f"{os.path.basename(cmd[0])}: rc={r.returncode} {r.stderr.strip()}")
-    return "\n".join(msgs)
+    readers.append([f"{LLVM}/llvm-objdump", "-h", "-r", "-t", "-s"])
+    return "\n".join(m for m in (harness.reader_warnings(cmd + [path])[0] for cmd in readers) if m)
 
 
 # --- linking --------------------------------------------------------------------
 
 def link_elf(obj, emulation, exe):
     results = [("ld.lld-19", run([f"{LLVM}/ld.lld", "-e", "main", obj, "-o", exe], text=True))]
-    if emulation and shutil.which("ld"):
+    if emulation:
         results.append(("GNU ld", run(["ld", "-m", emulation, "-e", "main", obj, "-o", exe + ".gnu"], text=True)))
     return results
 
@@ -173,7 +151,7 @@ def link_elf(obj, emulation, exe):
 def link_coff(obj, emulation, exe):
     results = [("lld-link-19", run([f"{LLVM}/lld-link", "/entry:main", "/subsystem:console", "/nodefaultlib",
                                      f"/out:{exe}", obj], text=True))]
-    if emulation and shutil.which("ld"):
+    if emulation:
         gnu = run(["ld", "-V"], text=True).stdout
         if emulation in gnu:
             results.append(("GNU ld", run(["ld", "-m", emulation, "-e", "main", obj, "-o", exe + ".gnu"], text=True)))
@@ -280,8 +258,7 @@ def many_sections_host(work, triple, name):
     lines.append('.section .text,"xr"' if "windows" in triple else '.text')
     lines.append(".globl main\nmain:\n ret")
     src = os.path.join(work, name + ".s")
-    with open(src, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    harness.write(src, "\n".join(lines) + "\n")
     obj = os.path.join(work, name)
     r = run([f"{LLVM}/clang", f"--target={triple}", "-c", src, "-o", obj], text=True)
     check(f"{triple}: clang assembles {len(lines) // 2} sections", r.returncode == 0, r.stderr)
@@ -301,9 +278,7 @@ def relinked_case(work):
     r = bundle([OT, "clang-offload-bundler"], triple, p("cx.o"), [os.path.join(work, "d1"), os.path.join(work, "d2")],
                p("fat.o"))
     check("relinked: our bundler writes a fat object", r.returncode == 0, r.stderr.decode())
-    linkers = [("ld.lld", [f"{LLVM}/ld.lld", "-r"])]
-    if shutil.which("ld"):
-        linkers.append(("GNU ld", ["ld", "-r"]))
+    linkers = [("ld.lld", [f"{LLVM}/ld.lld", "-r"]), ("GNU ld", ["ld", "-r"])]
     for name, cmd in linkers:
         rel = p(f"rel-{name.replace(' ', '')}.o")
         r = run(cmd + [p("fat.o"), "-o", rel], text=True)
@@ -336,7 +311,7 @@ def empty_device_case(work):
     os.makedirs(d)
     p = lambda n: os.path.join(d, n)
     run([f"{LLVM}/clang", f"--target={triple}", "-c", os.path.join(work, "h.c"), "-o", p("h.o")])
-    open(p("empty"), "wb").close()
+    harness.write(p("empty"), b"")
     for tool, name in (([OT, "clang-offload-bundler"], "ours"), ([BUNDLER], "llvm")):
         r = bundle(tool, triple, p("h.o"), [p("empty"), os.path.join(work, "d2")], p(f"{name}.o"))
         check(f"empty device: {name} bundles", r.returncode == 0, r.stderr.decode())
@@ -349,24 +324,19 @@ def empty_device_case(work):
 
 def main():
     def cases(work):
-        with open(os.path.join(work, "h.c"), "w") as f:
-            f.write(HOST_C)
-        with open(os.path.join(work, "cx.cpp"), "w") as f:
-            f.write(COMDAT_CPP)
-        with open(os.path.join(work, "d1"), "wb") as f:
-            f.write(b"Content of device file 1\n")
-        with open(os.path.join(work, "d2"), "wb") as f:
-            f.write(b"Content of device file 2\n" * 7)
+        harness.populate(work, {"h.c": HOST_C.encode(), "cx.cpp": COMDAT_CPP.encode(),
+                                "d1": b"Content of device file 1\n", "d2": b"Content of device file 2\n" * 7})
         for triple, emulation in ELF_TARGETS:
             target_case(work, triple, emulation, coff=False)
         for triple, emulation in COFF_TARGETS:
             target_case(work, triple, emulation, coff=True)
         # a host written by GCC (separate .shstrtab, GNU section order)
-        if shutil.which("gcc"):
-            gcc_host = os.path.join(work, "gcc-h.o")
-            r = run(["gcc", "-c", "-O1", os.path.join(work, "h.c"), "-o", gcc_host], text=True)
-            if r.returncode == 0:
-                target_case(work, "x86_64-unknown-linux-gnu", "elf_x86_64", coff=False, host=gcc_host)
+        gcc_host = os.path.join(work, "gcc-h.o")
+        r = run(["gcc", "-c", "-O1", os.path.join(work, "h.c"), "-o", gcc_host], text=True)
+        if r.returncode != 0:
+            check("gcc compiles the host", False, r.stderr)
+        else:
+            target_case(work, "x86_64-unknown-linux-gnu", "elf_x86_64", coff=False, host=gcc_host)
         big = many_sections_host(work, "x86_64-pc-windows-msvc", "bigobj.obj")
         if big:
             check("bigobj host is a bigobj", read(big)[:4] == b"\0\0\xff\xff")
@@ -377,7 +347,9 @@ def main():
             target_case(work, "x86_64-unknown-linux-gnu", None, coff=False, host=big)
         relinked_case(work)
         empty_device_case(work)
-    return native_cases.run_suite("ot-object-bundle", cases, needs=[BUNDLER])
+    needs = [BUNDLER, harness.CLANG, harness.CLANGXX, harness.LLD, "ld", "gcc"]
+    needs += [f"{LLVM}/{t}" for t in ("lld-link", "llvm-readelf", "llvm-readobj", "llvm-objdump")]
+    return harness.run_suite("ot-object-bundle", cases, needs=needs)
 
 
 if __name__ == "__main__":

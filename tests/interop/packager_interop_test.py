@@ -14,17 +14,16 @@
    (and llvm-nm lists the same archive map).
 
 Environment: OFFLOADTOOL = the offloadtool binary. Prints "N passed, M failed";
-exits 1 on failure. A part whose tools are not installed is reported as skipped.
+exits 1 on failure, and when clang 19, its tools or libomptarget 19 are missing.
 """
 
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
-LLVM = '/usr/lib/llvm-19/bin'
-CLANG = LLVM + '/clang'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import harness  # noqa: E402
+from harness import CLANG, LLVM_BIN as LLVM, LLVM_PACKAGER, OT, check, read  # noqa: E402
+
 LIBDIR = '/usr/lib/llvm-19/lib'
 
 SOURCE = r'''
@@ -48,28 +47,8 @@ int main(void) {
 EXPECTED = 'sum=665667000 on_device=1'
 
 
-class Suite:
-    def __init__(self):
-        self.passed = self.failed = 0
-        self.dir = tempfile.mkdtemp(prefix='packager-interop-')
-
-    def check(self, what, ok, detail=''):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print('FAIL', what)
-            if detail:
-                print('    ' + str(detail).strip().replace('\n', '\n    ')[:3000])
-        return ok
-
-    def run(self, argv, env=None, cwd=None):
-        e = dict(os.environ)
-        e.update(env or {})
-        return subprocess.run(argv, cwd=cwd or self.dir, capture_output=True, text=True, env=e)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
+NEEDS = [CLANG, LLVM_PACKAGER, LIBDIR + '/libomptarget.so'] + [LLVM + '/' + t for t in (
+    'llvm-objcopy', 'llvm-objdump', 'llvm-ar', 'llvm-nm')]
 
 
 def section(s, obj, name='.llvm.offloading'):
@@ -77,23 +56,20 @@ def section(s, obj, name='.llvm.offloading'):
     r = s.run([LLVM + '/llvm-objcopy', '--dump-section', name + '=' + out, obj, s.path('objcopy.tmp')])
     if r.returncode != 0:
         return None
-    with open(out, 'rb') as f:
-        return f.read()
+    return read(out)
 
 
 def main():
-    ot = os.environ.get('OFFLOADTOOL')
-    s = Suite()
-    if not ot or not os.path.exists(CLANG):
-        print('skipped: OFFLOADTOOL not set or clang 19 not installed')
-        print('0 passed, 0 failed')
-        return 0
+    return harness.run_suite('packager-interop', cases, needs=NEEDS)
+
+
+def cases(root):
+    s = harness.Folder(path=root, text=True)
     bindir = s.path('bin')
     os.makedirs(bindir)
     ours = os.path.join(bindir, 'clang-offload-packager')
-    os.symlink(os.path.abspath(ot), ours)
-    with open(s.path('prog.c'), 'w') as f:
-        f.write(SOURCE)
+    os.symlink(OT, ours)
+    s.put('prog.c', SOURCE)
 
     configs = [
         ('x86_64', ['-fopenmp-targets=x86_64-pc-linux-gnu'], True),
@@ -104,74 +80,65 @@ def main():
     for name, flags, link in configs:
         base = [CLANG, '-O2', '-fopenmp'] + flags + ['-c', 'prog.c']
         r = s.run(base + ['-B', bindir, '-o', name + '-ours.o', '-###'])
-        s.check(name + ': clang -### runs our clang-offload-packager',
-                r.returncode == 0 and ('"%s"' % ours) in r.stderr and LLVM + '/clang-offload-packager' not in r.stderr,
-                r.stderr)
+        check(name + ': clang -### runs our clang-offload-packager',
+              r.returncode == 0 and ('"%s"' % ours) in r.stderr and LLVM + '/clang-offload-packager' not in r.stderr,
+              r.stderr)
         r_ours = s.run(base + ['-B', bindir, '-o', name + '-ours.o'])
         r_llvm = s.run(base + ['-o', name + '-llvm.o'])
         if r_llvm.returncode != 0:
-            print('skipped %s: clang cannot build it here (%s)' % (name, r_llvm.stderr.strip()[:200]))
+            check(name + ': clang builds with LLVM\'s packager', False, r_llvm.stderr)
             continue
-        s.check(name + ': clang builds with offloadtool', r_ours.returncode == 0, r_ours.stderr)
+        check(name + ': clang builds with offloadtool', r_ours.returncode == 0, r_ours.stderr)
         if r_ours.returncode != 0:
             continue
         a, b = section(s, s.path(name + '-ours.o')), section(s, s.path(name + '-llvm.o'))
-        s.check(name + ': .llvm.offloading is byte-identical to LLVM\'s', a is not None and a == b,
-                'ours %s bytes, llvm %s bytes' % (len(a) if a else None, len(b) if b else None))
-        with open(s.path(name + '-ours.o'), 'rb') as f1, open(s.path(name + '-llvm.o'), 'rb') as f2:
-            s.check(name + ': the whole object is byte-identical', f1.read() == f2.read())
+        check(name + ': .llvm.offloading is byte-identical to LLVM\'s', a is not None and a == b,
+              'ours %s bytes, llvm %s bytes' % (len(a) if a else None, len(b) if b else None))
+        check(name + ': the whole object is byte-identical', s.read(name + '-ours.o') == s.read(name + '-llvm.o'))
         objects[name] = s.path(name + '-ours.o')
 
         # llvm-objdump reads what we embedded.
         r1 = s.run([LLVM + '/llvm-objdump', '--offloading', name + '-ours.o'])
         r2 = s.run([LLVM + '/llvm-objdump', '--offloading', name + '-llvm.o'])
-        s.check(name + ': llvm-objdump --offloading agrees', r1.returncode == 0 and
-                r1.stdout.replace('-ours.o', '') == r2.stdout.replace('-llvm.o', ''), r1.stdout + r1.stderr)
+        check(name + ': llvm-objdump --offloading agrees', r1.returncode == 0 and
+              r1.stdout.replace('-ours.o', '') == r2.stdout.replace('-llvm.o', ''), r1.stdout + r1.stderr)
 
         # Each tool extracts the same images from the object.
-        for tool, tag in ((ours, 'ours'), (LLVM + '/clang-offload-packager', 'llvm')):
+        for tool, tag in ((ours, 'ours'), (LLVM_PACKAGER, 'llvm')):
             d = s.path('x-%s-%s' % (name, tag))
             os.makedirs(d)
             r = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=kind=openmp'], cwd=d)
             r2 = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=file=all.a,kind=openmp', '--archive'],
                        cwd=d)
-            s.check('%s: %s extracts' % (name, tag), r.returncode == r2.returncode == 0 and not r.stderr + r2.stderr,
-                    r.stderr + r2.stderr)
+            check('%s: %s extracts' % (name, tag), r.returncode == r2.returncode == 0 and not r.stderr + r2.stderr,
+                  r.stderr + r2.stderr)
         da, db = s.path('x-%s-ours' % name), s.path('x-%s-llvm' % name)
         fa, fb = sorted(os.listdir(da)), sorted(os.listdir(db))
-        same = fa == fb and all(open(os.path.join(da, n), 'rb').read() == open(os.path.join(db, n), 'rb').read()
-                                for n in fa)
-        s.check(name + ': extracted files and archive are identical (%s)' % ', '.join(fa), same and len(fa) >= 2)
+        same = fa == fb and all(read(os.path.join(da, n)) == read(os.path.join(db, n)) for n in fa)
+        check(name + ': extracted files and archive are identical (%s)' % ', '.join(fa), same and len(fa) >= 2)
         r1 = s.run([LLVM + '/llvm-ar', 't', os.path.join(da, 'all.a')])
         r2 = s.run([LLVM + '/llvm-nm', '--print-armap', os.path.join(da, 'all.a')])
-        s.check(name + ': llvm-ar and llvm-nm read our archive', r1.returncode == 0 and r2.returncode == 0,
-                r1.stderr + r2.stderr)
+        check(name + ': llvm-ar and llvm-nm read our archive', r1.returncode == 0 and r2.returncode == 0,
+              r1.stderr + r2.stderr)
 
         if not link:
             continue
-        if not os.path.exists(LIBDIR + '/libomptarget.so'):
-            print('skipped %s run: libomptarget 19 not installed' % name)
-            continue
         r = s.run([CLANG, '-fopenmp'] + flags + [name + '-ours.o', '-o', name + '-prog', '-L' + LIBDIR,
                                                  '-Wl,-rpath,' + LIBDIR])
-        s.check(name + ': clang-linker-wrapper links our object', r.returncode == 0, r.stderr)
+        check(name + ': clang-linker-wrapper links our object', r.returncode == 0, r.stderr)
         if r.returncode == 0:
             r = s.run([s.path(name + '-prog')], env={'LD_LIBRARY_PATH': LIBDIR, 'OMP_TARGET_OFFLOAD': 'MANDATORY'})
-            s.check(name + ': the target regions run on the host device', r.returncode == 0 and
-                    r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
+            check(name + ': the target regions run on the host device', r.returncode == 0 and
+                  r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
 
     # A program whose host object holds the images of two toolchains runs the same way.
     if 'x86_64' in objects:
         r = s.run([CLANG, '-O2', '-fopenmp', '-fopenmp-targets=x86_64-pc-linux-gnu', '-B', bindir, 'prog.c',
                    '-o', 'direct', '-L' + LIBDIR, '-Wl,-rpath,' + LIBDIR])
-        s.check('compile and link in one clang call with -B', r.returncode == 0, r.stderr)
+        check('compile and link in one clang call with -B', r.returncode == 0, r.stderr)
         if r.returncode == 0:
             r = s.run([s.path('direct')], env={'LD_LIBRARY_PATH': LIBDIR, 'OMP_TARGET_OFFLOAD': 'MANDATORY'})
-            s.check('that program runs on the host device', r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
-
-    shutil.rmtree(s.dir, ignore_errors=True)
-    print('%d passed, %d failed' % (s.passed, s.failed))
-    return 1 if s.failed else 0
+            check('that program runs on the host device', r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
 
 
 if __name__ == '__main__':

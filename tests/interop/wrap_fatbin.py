@@ -2,16 +2,17 @@
 """CUDA and HIP wrapper objects from `offloadtool wrap`, linked into a program
 with a stand-in runtime (wrap_stub_runtime.c) that checks every registration
 call: magic, version, the fat binary's bytes, every entry and the handle.
-Runs for x86-64 (GNU ld and lld) and, when the Debian cross compilers and
-qemu-user are installed, for AArch64 and ppc64le under qemu."""
+Runs for x86-64 (GNU ld and lld) and, with the Debian cross compilers and
+qemu-user (needed: missing, the suite fails), for AArch64 and ppc64le under qemu."""
 import os
-import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wrap_common import HERE, LLD19, LLVM19, Suite, have, read, write  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import harness  # noqa: E402
+from harness import LLD as LLD19, LLVM_BIN as LLVM19, OT, check, read, write  # noqa: E402
 
-S = Suite("wrap-fatbin")
+HERE = os.path.dirname(os.path.abspath(__file__))
+S = None  # the work folder, a harness.Folder
 
 ARCHES = [
     # host triple, C compiler, runner, extra flags
@@ -19,6 +20,12 @@ ARCHES = [
     ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc", "qemu-aarch64", ["-static"]),
     ("powerpc64le-unknown-linux-gnu", "powerpc64le-linux-gnu-gcc", "qemu-ppc64le", ["-static"]),
 ]
+NEEDS = [LLD19, f"{LLVM19}/clang-offload-bundler", f"{LLVM19}/llvm-readelf", f"{LLVM19}/llvm-objdump",
+         f"{LLVM19}/llvm-objcopy"] + [t for _, cc, runner, _ in ARCHES for t in (cc, runner) if t]
+
+
+def wrap(args):
+    return S.run([OT, "wrap"] + args)
 
 
 def expected(kind, llvm20):
@@ -40,97 +47,94 @@ def expected(kind, llvm20):
     return "\n".join(lines) + "\n"
 
 
-# gcc (cross compilers included) finds lld as <-B dir>/ld.lld.
-LLD_DIR = S.path("lld-bin")
-os.makedirs(LLD_DIR)
-if have(LLD19):
-    os.symlink(LLD19, os.path.join(LLD_DIR, "ld.lld"))
+def cases(root):
+    global S
+    S = harness.Folder(path=root, text=True)
+    linkers = harness.gcc_linkers(root)
 
-# Inputs: a CUDA fat binary stand-in, and HIP device images bundled by
-# offloadtool (checked against clang-offload-bundler's bytes for the same inputs).
-write(S.path("app.fatbin"), bytes(range(256)) * 3 + b"CUDA-FATBIN-END")
-write(S.path("gfx906.co"), b"\x7fELF-amdgpu-gfx906-code-object" * 5)
-write(S.path("gfx90a.co"), b"\x7fELF-amdgpu-gfx90a-code-object" * 7)
+    # Inputs: a CUDA fat binary stand-in, and HIP device images bundled by
+    # offloadtool (checked against clang-offload-bundler's bytes for the same inputs).
+    write(S.path("app.fatbin"), bytes(range(256)) * 3 + b"CUDA-FATBIN-END")
+    write(S.path("gfx906.co"), b"\x7fELF-amdgpu-gfx906-code-object" * 5)
+    write(S.path("gfx90a.co"), b"\x7fELF-amdgpu-gfx90a-code-object" * 7)
 
-for triple, cc, runner, flags in ARCHES:
-    arch = triple.split("-")[0]
-    if not have(cc) or (runner and not have(runner)):
-        S.skip(f"{arch}: {cc} or {runner} not installed")
-        continue
-    llvm_host = "x86_64-unknown-linux" if arch == "x86_64" else f"{arch}-unknown-linux"
-    r = S.run([f"{LLVM19}/clang-offload-bundler", "-type=o", "-bundle-align=4096",
-               f"-targets=host-{llvm_host},hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx90a",
-               "-input=/dev/null", "-input=gfx906.co", "-input=gfx90a.co", f"-output=ref-{arch}.hipfb"])
-    S.check(f"{arch}: clang-offload-bundler makes the reference HIP bundle", r.returncode == 0, r.stderr)
-    for kind in ("cuda", "hip"):
-        for llvm20 in (False, True):
-            tag = f"{arch}-{kind}-{'llvm20' if llvm20 else 'llvm19'}"
-            obj = S.path(f"{tag}.o")
-            args = ["--kind", kind, "--target", triple]
-            if llvm20:
-                args += ["--entries", "llvm20"]
-            if kind == "cuda":
-                args += ["app.fatbin"]
-                fatbin = S.path("app.fatbin")
-            else:
-                args += ["--offload-arch", "gfx906", "--offload-arch", "gfx90a", "gfx906.co", "gfx90a.co"]
-                fatbin = S.path(f"ref-{arch}.hipfb")
-            r = S.wrap(args + ["-o", obj])
-            S.check(f"{tag}: wrap exits 0", r.returncode == 0 and not r.stderr, r.stderr)
-            if r.returncode != 0:
-                continue
-            r2 = S.wrap(args + ["-o", obj + ".again"])
-            S.check(f"{tag}: same inputs give the same bytes", r2.returncode == 0 and read(obj) == read(obj + ".again"))
-            S.tool_clean(tag, [f"{LLVM19}/llvm-readelf", "-a", "--wide", obj])
-            dis = S.tool_clean(tag, [f"{LLVM19}/llvm-objdump", "-dr", obj])
-            S.check(f"{tag}: disassembly has no unknown instructions", "<unknown>" not in dis and "(bad)" not in dis,
-                    dis[-3000:])
-            section = "llvm_offload_entries" if llvm20 else f"{kind}_offloading_entries"
-            defs = [f"-DENTRY_SECTION=\"{section}\"", f"-DPREFIX={kind}"]
-            if llvm20:
-                defs += ["-DLLVM20", f"-DKIND={2 if kind == 'cuda' else 4}"]
-            linkers = [("ld", [])] + ([("lld", ["-fuse-ld=lld", "-B" + LLD_DIR])] if have(LLD19) else [])
-            for lname, lflags in linkers:
-                exe = S.path(f"{tag}-{lname}")
-                r = S.run([cc, "-O1"] + flags + lflags + defs + ["-o", exe, os.path.join(HERE, "wrap_host_entries.c"),
-                                                                  os.path.join(HERE, "wrap_stub_runtime.c"), obj])
-                S.check(f"{tag}: links with {lname}", r.returncode == 0, r.stderr)
+    for triple, cc, runner, flags in ARCHES:
+        arch = triple.split("-")[0]
+        llvm_host = "x86_64-unknown-linux" if arch == "x86_64" else f"{arch}-unknown-linux"
+        r = S.run([f"{LLVM19}/clang-offload-bundler", "-type=o", "-bundle-align=4096",
+                   f"-targets=host-{llvm_host},hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx90a",
+                   "-input=/dev/null", "-input=gfx906.co", "-input=gfx90a.co", f"-output=ref-{arch}.hipfb"])
+        check(f"{arch}: clang-offload-bundler makes the reference HIP bundle", r.returncode == 0, r.stderr)
+        for kind in ("cuda", "hip"):
+            for llvm20 in (False, True):
+                tag = f"{arch}-{kind}-{'llvm20' if llvm20 else 'llvm19'}"
+                obj = S.path(f"{tag}.o")
+                args = ["--kind", kind, "--target", triple]
+                if llvm20:
+                    args += ["--entries", "llvm20"]
+                if kind == "cuda":
+                    args += ["app.fatbin"]
+                    fatbin = S.path("app.fatbin")
+                else:
+                    args += ["--offload-arch", "gfx906", "--offload-arch", "gfx90a", "gfx906.co", "gfx90a.co"]
+                    fatbin = S.path(f"ref-{arch}.hipfb")
+                r = wrap(args + ["-o", obj])
+                check(f"{tag}: wrap exits 0", r.returncode == 0 and not r.stderr, r.stderr)
                 if r.returncode != 0:
                     continue
-                r = S.run(([runner] if runner else []) + [exe], env={"WRAP_EXPECT_FATBIN": fatbin})
-                want = expected(kind, llvm20)
-                S.check(f"{tag} ({lname}): every registration call is right", r.returncode == 0 and r.stdout == want,
-                        f"rc={r.returncode}\n--- got\n{r.stdout}{r.stderr}--- want\n{want}")
+                r2 = wrap(args + ["-o", obj + ".again"])
+                check(f"{tag}: same inputs give the same bytes", r2.returncode == 0 and read(obj) == read(obj + ".again"))
+                harness.check_reader_clean(tag, [f"{LLVM19}/llvm-readelf", "-a", "--wide", obj])
+                dis = harness.check_reader_clean(tag, [f"{LLVM19}/llvm-objdump", "-dr", obj])
+                check(f"{tag}: disassembly has no unknown instructions", "<unknown>" not in dis and "(bad)" not in dis,
+                      dis[-3000:])
+                section = "llvm_offload_entries" if llvm20 else f"{kind}_offloading_entries"
+                defs = [f"-DENTRY_SECTION=\"{section}\"", f"-DPREFIX={kind}"]
+                if llvm20:
+                    defs += ["-DLLVM20", f"-DKIND={2 if kind == 'cuda' else 4}"]
+                for lname, lflags in linkers:
+                    exe = S.path(f"{tag}-{lname}")
+                    r = S.run([cc, "-O1"] + flags + lflags + defs + ["-o", exe, os.path.join(HERE, "wrap_host_entries.c"),
+                                                                      os.path.join(HERE, "wrap_stub_runtime.c"), obj])
+                    check(f"{tag}: links with {lname}", r.returncode == 0, r.stderr)
+                    if r.returncode != 0:
+                        continue
+                    r = S.run(([runner] if runner else []) + [exe], env={"WRAP_EXPECT_FATBIN": fatbin})
+                    want = expected(kind, llvm20)
+                    check(f"{tag} ({lname}): every registration call is right", r.returncode == 0 and r.stdout == want,
+                          f"rc={r.returncode}\n--- got\n{r.stdout}{r.stderr}--- want\n{want}")
 
-# A ready HIP bundle (clang-offload-bundler's) is wrapped as is.
-if os.path.exists(S.path("ref-x86_64.hipfb")):
-    obj = S.path("ready-hip.o")
-    r = S.wrap(["--kind=hip", "--target=x86_64-unknown-linux-gnu", "-o", obj, "ref-x86_64.hipfb"])
-    S.check("ready HIP bundle: wrap exits 0", r.returncode == 0, r.stderr)
-    exe = S.path("ready-hip")
+    # A ready HIP bundle (clang-offload-bundler's) is wrapped as is.
+    if os.path.exists(S.path("ref-x86_64.hipfb")):
+        obj = S.path("ready-hip.o")
+        r = wrap(["--kind=hip", "--target=x86_64-unknown-linux-gnu", "-o", obj, "ref-x86_64.hipfb"])
+        check("ready HIP bundle: wrap exits 0", r.returncode == 0, r.stderr)
+        exe = S.path("ready-hip")
+        r = S.run(["gcc", "-DENTRY_SECTION=\"hip_offloading_entries\"", "-DPREFIX=hip", "-o", exe,
+                   os.path.join(HERE, "wrap_host_entries.c"), os.path.join(HERE, "wrap_stub_runtime.c"), obj])
+        check("ready HIP bundle: links", r.returncode == 0, r.stderr)
+        r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path("ref-x86_64.hipfb")})
+        check("ready HIP bundle: registered bytes are the bundle", r.stdout == expected("hip", False), r.stdout)
+
+    # Device images bundled and compressed here: the same bytes as clang-offload-bundler -compress.
+    r = S.run([f"{LLVM19}/clang-offload-bundler", "-compress", "-type=o", "-bundle-align=4096",
+               "-targets=host-x86_64-unknown-linux,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx90a",
+               "-input=/dev/null", "-input=gfx906.co", "-input=gfx90a.co", "-output=ref-z.hipfb"])
+    check("clang-offload-bundler makes the compressed reference bundle", r.returncode == 0, r.stderr)
+    obj = S.path("hip-z.o")
+    r = wrap(["--kind=hip", "--compress", "--target=x86_64-unknown-linux-gnu", "--offload-arch=gfx906",
+              "--offload-arch=gfx90a", "-o", obj, "gfx906.co", "gfx90a.co"])
+    check("compressed HIP bundle: wrap exits 0", r.returncode == 0, r.stderr)
+    r = S.run([f"{LLVM19}/llvm-objcopy", "-O", "binary", "--only-section=.hip_fatbin", obj, "hip-z.bin"])
+    check("compressed HIP bundle: the same bytes as clang-offload-bundler -compress",
+          r.returncode == 0 and read(S.path("hip-z.bin")) == read(S.path("ref-z.hipfb")), r.stderr)
+    exe = S.path("hip-z")
     r = S.run(["gcc", "-DENTRY_SECTION=\"hip_offloading_entries\"", "-DPREFIX=hip", "-o", exe,
                os.path.join(HERE, "wrap_host_entries.c"), os.path.join(HERE, "wrap_stub_runtime.c"), obj])
-    S.check("ready HIP bundle: links", r.returncode == 0, r.stderr)
-    r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path("ref-x86_64.hipfb")})
-    S.check("ready HIP bundle: registered bytes are the bundle", r.stdout == expected("hip", False), r.stdout)
+    check("compressed HIP bundle: links", r.returncode == 0, r.stderr)
+    r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path("ref-z.hipfb")})
+    check("compressed HIP bundle: registered", r.stdout == expected("hip", False), r.stdout + r.stderr)
 
-# Device images bundled and compressed here: the same bytes as clang-offload-bundler -compress.
-r = S.run([f"{LLVM19}/clang-offload-bundler", "-compress", "-type=o", "-bundle-align=4096",
-           "-targets=host-x86_64-unknown-linux,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx90a",
-           "-input=/dev/null", "-input=gfx906.co", "-input=gfx90a.co", "-output=ref-z.hipfb"])
-S.check("clang-offload-bundler makes the compressed reference bundle", r.returncode == 0, r.stderr)
-obj = S.path("hip-z.o")
-r = S.wrap(["--kind=hip", "--compress", "--target=x86_64-unknown-linux-gnu", "--offload-arch=gfx906",
-            "--offload-arch=gfx90a", "-o", obj, "gfx906.co", "gfx90a.co"])
-S.check("compressed HIP bundle: wrap exits 0", r.returncode == 0, r.stderr)
-r = S.run([f"{LLVM19}/llvm-objcopy", "-O", "binary", "--only-section=.hip_fatbin", obj, "hip-z.bin"])
-S.check("compressed HIP bundle: the same bytes as clang-offload-bundler -compress",
-        r.returncode == 0 and read(S.path("hip-z.bin")) == read(S.path("ref-z.hipfb")), r.stderr)
-exe = S.path("hip-z")
-r = S.run(["gcc", "-DENTRY_SECTION=\"hip_offloading_entries\"", "-DPREFIX=hip", "-o", exe,
-           os.path.join(HERE, "wrap_host_entries.c"), os.path.join(HERE, "wrap_stub_runtime.c"), obj])
-S.check("compressed HIP bundle: links", r.returncode == 0, r.stderr)
-r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path("ref-z.hipfb")})
-S.check("compressed HIP bundle: registered", r.stdout == expected("hip", False), r.stdout + r.stderr)
 
-S.finish()
+if __name__ == "__main__":
+    sys.exit(harness.run_suite("wrap-fatbin", cases, needs=NEEDS))

@@ -14,23 +14,18 @@ import re
 import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wrap_common import LLVM19, Suite, have, read, write  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import harness  # noqa: E402
+from harness import LLVM14_WRAPPER as W14, LLVM_BIN as LLVM19, OT, REFERENCE as OBSERVED, check, read, write  # noqa: E402,E501
 
-S = Suite("wrap-objects")
-DATA = os.environ.get("OT_TEST_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
-OBSERVED = os.path.join(DATA, "reference")
+S = None  # the work folder, a harness.Folder
 CLANG = f"{LLVM19}/clang"
+NEEDS = [CLANG, W14] + [f"{LLVM19}/{t}" for t in ("clang-offload-bundler", "llvm-readobj", "llvm-objdump", "llc",
+                                                   "ld.lld")]
 
-write(S.path("a.img"), b"\x7fELF first image" * 3)
-write(S.path("b.img"), b"second image")
-write(S.path("app.fatbin"), b"FATBIN" * 20)
-write(S.path("empty.img"), b"")
-have_bundler = have(f"{LLVM19}/clang-offload-bundler")
-if have_bundler:
-    S.run([f"{LLVM19}/clang-offload-bundler", "-type=o", "-bundle-align=4096",
-           "-targets=host-x86_64-unknown-windows,hip-amdgcn-amd-amdhsa--gfx906", "-input=/dev/null",
-           "-input=a.img", "-output=app.hipfb"], check=True)
+
+def wrap(args):
+    return S.run([OT, "wrap"] + args)
 
 
 def section_names_coff(path):
@@ -40,76 +35,11 @@ def section_names_coff(path):
 
 IGNORED = {".text", ".data", ".bss", ".xdata", ".pdata", ".drectve"}
 
-# ---------------------------------------------------------------------------
-# COFF
-# ---------------------------------------------------------------------------
 RUNTIME = {"openmp": ["__tgt_register_lib", "__tgt_unregister_lib", "atexit"],
            "cuda": ["__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "atexit",
                     "__cudaRegisterFunction", "__cudaRegisterVar"],
            "hip": ["__hipRegisterFatBinary", "__hipUnregisterFatBinary", "atexit", "__hipRegisterFunction",
                    "__hipRegisterVar", "__hipRegisterSurface", "__hipRegisterTexture"]}
-for triple, mingw in (("x86_64-pc-windows-msvc", False), ("x86_64-w64-windows-gnu", True)):
-    stub = S.path(f"stub-{mingw}.c")
-    names = sorted({n for v in RUNTIME.values() for n in v} | {"__tgt_register_image_info", "__cudaRegisterSurface",
-                                                               "__cudaRegisterTexture", "__cudaRegisterManagedVar"})
-    with open(stub, "w") as f:
-        f.write("".join(f"void {n}(void) {{}}\n" for n in names if n != "atexit"))
-        f.write("int atexit(void (*f)(void)) { (void)f; return 0; }\n")
-        f.write("int _DllMainCRTStartup(void) { return 1; }\n")
-    stub_obj = S.path(f"stub-{mingw}.o")
-    have_clang = have(CLANG) and S.run([CLANG, f"--target={triple}", "-ffreestanding", "-c", stub, "-o",
-                                        stub_obj]).returncode == 0
-    cases = [("openmp-llvm19", ["--kind=openmp", "a.img", "b.img"], "openmp"),
-             ("openmp-llvm14", ["--kind=openmp", "--scheme=llvm14", "--offload-arch=gfx906", "--offload-arch=sm_80",
-                                "a.img", "b.img"], "openmp"),
-             ("cuda", ["--kind=cuda", "app.fatbin"], "cuda"),
-             ("cuda-llvm20", ["--kind=cuda", "--entries=llvm20", "app.fatbin"], "cuda")]
-    if have_bundler:
-        cases.append(("hip", ["--kind=hip", "app.hipfb"], "hip"))
-    for name, args, kind in cases:
-        tag = f"{triple}-{name}"
-        obj = S.path(f"{tag}.obj")
-        r = S.wrap([f"--target={triple}", "-o", obj] + args)
-        S.check(f"{tag}: wrap exits 0", r.returncode == 0 and not r.stderr, r.stderr)
-        if r.returncode != 0:
-            continue
-        r2 = S.wrap([f"--target={triple}", "-o", obj + ".2"] + args)
-        S.check(f"{tag}: same bytes twice", r2.returncode == 0 and read(obj) == read(obj + ".2"))
-        S.check(f"{tag}: COFF AMD64 header, no timestamp", read(obj)[:2] == b"\x64\x86" and read(obj)[4:8] == bytes(4))
-        S.tool_clean(tag, [f"{LLVM19}/llvm-readobj", "--file-headers", "--sections", "--symbols", "--relocations",
-                           "--coff-directives", obj])
-        dis = S.tool_clean(tag, [f"{LLVM19}/llvm-objdump", "-dr", obj])
-        for fn in RUNTIME[kind]:
-            if fn == "atexit" and name == "openmp-llvm14":
-                continue  # LLVM 14's scheme unregisters from a destructor table instead
-            S.check(f"{tag}: calls {fn} through a REL32 relocation",
-                    re.search(r"IMAGE_REL_AMD64_REL32\s+" + re.escape(fn) + r"\n", dis) is not None, dis[-3000:])
-        S.check(f"{tag}: Windows x64 frame and first argument register",
-                "subq\t$0x20, %rsp" in dis and "%rcx" in dis and "%rdi" not in dis.split("globals_reg")[0], dis[:1500])
-        ctor = ".CRT$XCA00001" if name == "openmp-llvm14" else ".CRT$XCA00101"
-        if mingw:
-            ctor = ".ctors.65534" if name == "openmp-llvm14" else ".ctors.65434"
-        secs = section_names_coff(obj)
-        S.check(f"{tag}: constructor table {ctor}", ctor in secs, secs)
-        # Same sections as LLVM 19 gives the module clang-linker-wrapper prints (data elided).
-        ref_ll = os.path.join(OBSERVED, f"llvm19-wrapped-{kind}-x86_64-unknown-windows-gnu.ll")
-        if name in ("openmp-llvm19", "cuda", "hip") and os.path.exists(ref_ll) and have(f"{LLVM19}/llc"):
-            text = "".join(line for line in open(ref_ll) if not line.startswith(" \""))
-            text = text.replace('c"<DATA>"', "zeroinitializer").replace("x86_64-unknown-windows-gnu", triple)
-            write(S.path("ref.ll"), text.encode())
-            r = S.run([f"{LLVM19}/llc", "-filetype=obj", "ref.ll", "-o", "ref.obj"])
-            S.check(f"{tag}: llc compiles the reference module", r.returncode == 0, r.stderr)
-            if r.returncode == 0:
-                ref = sorted(set(section_names_coff(S.path("ref.obj"))) - IGNORED)
-                ours = sorted(set(secs) - IGNORED)
-                S.check(f"{tag}: the same sections as LLVM 19's wrapper module", ours == ref, f"ours {ours}\nref  {ref}")
-        if mingw and have_clang and have(f"{LLVM19}/ld.lld"):
-            r = S.run([f"{LLVM19}/ld.lld", "-m", "i386pep", "-shared", "-o", f"{tag}.dll", obj, stub_obj])
-            S.check(f"{tag}: links into a DLL with ld.lld (MinGW)", r.returncode == 0 and not r.stderr, r.stderr)
-
-# ---------------------------------------------------------------------------
-# AArch64 and ppc64le relocations
-# ---------------------------------------------------------------------------
 ELF_RELOCS = {
     "aarch64-unknown-linux-gnu": ["R_AARCH64_ADR_PREL_PG_HI21\t.omp_offloading.descriptor",
                                   "R_AARCH64_ADD_ABS_LO12_NC\t.omp_offloading.descriptor",
@@ -125,28 +55,6 @@ ELF_RELOCS = {
                                       "R_PPC64_GOT16_LO_DS\t__tgt_register_image_info",
                                       "R_PPC64_ADDR64\t.omp_offloading.device_image+"],
 }
-for triple, relocs in ELF_RELOCS.items():
-    obj = S.path(f"{triple}.o")
-    r = S.wrap([f"--target={triple}", "--offload-arch=gfx906", "--offload-arch=sm_80", "-o", obj, "a.img", "b.img"])
-    S.check(f"{triple}: wrap exits 0", r.returncode == 0, r.stderr)
-    if r.returncode != 0:
-        continue
-    dis = S.tool_clean(triple, [f"{LLVM19}/llvm-objdump", "-dr", obj])
-    rel = S.tool_clean(triple, [f"{LLVM19}/llvm-objdump", "-r", obj])
-    for want in relocs:
-        rtype, sym = want.split("\t")
-        S.check(f"{triple}: has {want}", re.search(re.escape(rtype) + r"\s+" + re.escape(sym), dis + rel) is not None,
-                rel[-2000:])
-    if triple.startswith("powerpc64le"):
-        out = S.tool_clean(triple, [f"{LLVM19}/llvm-readelf", "-s", "--wide", obj])
-        S.check(f"{triple}: functions have an ELFv2 local entry point 8 bytes in",
-                len(re.findall(r"FUNC\s+LOCAL\s+DEFAULT\s+\[<other: 0x60>\]", out)) == 2, out)
-        hdr = S.tool_clean(triple, [f"{LLVM19}/llvm-readelf", "-h", obj])
-        S.check(f"{triple}: ELFv2 e_flags", re.search(r"Flags:\s+0x2", hdr) is not None, hdr)
-
-# ---------------------------------------------------------------------------
-# Bad input: one clear error line, exit 1, nothing written
-# ---------------------------------------------------------------------------
 PROG = "offloadtool wrap"
 BAD = [
     (["--target=x86_64-linux-gnu", "-o", "out.o", "missing.img"], f"{PROG}: error: 'missing.img': No such file or directory"),
@@ -165,21 +73,116 @@ BAD = [
     (["--kind=hip", "--target=x86_64-linux-gnu", "-o", "out.o", "a.img"],
      f"{PROG}: error: a.img: a HIP device image needs an --offload-arch to be bundled (or give one ready offload bundle)"),
 ]
-for args, want in BAD:
-    before = set(os.listdir(S.tmp))
-    r = S.wrap(args)
-    after = set(os.listdir(S.tmp))
-    S.check(f"bad input {args}: exit 1 with one line", r.returncode == 1 and r.stderr == want + "\n" and not r.stdout,
-            f"rc={r.returncode}\n{r.stderr}\nwant {want}")
-    S.check(f"bad input {args}: no output or temp file", after == before, sorted(after - before))
-r = S.wrap(["--kind=sycl", "--target=x86_64-linux-gnu", "-o", "out.o", "a.img"])
-S.check("unknown kind: exit 1, names the choices", r.returncode == 1 and "openmp" in r.stderr and "sycl" in r.stderr
-        and r.stderr.count("\n") == 1 and not os.path.exists(S.path("out.o")), r.stderr)
 
-# The personality against LLVM 14's own clang-offload-wrapper, both run as ./clang-offload-wrapper.
-w14 = "/usr/lib/llvm-14/bin/clang-offload-wrapper"
-if have(w14):
-    for d, target in (("ref", w14), ("ours", os.path.abspath(S.ot) if os.path.exists(S.ot) else shutil.which(S.ot))):
+
+def cases(root):
+    global S
+    S = harness.Folder(path=root, text=True)
+    write(S.path("a.img"), b"\x7fELF first image" * 3)
+    write(S.path("b.img"), b"second image")
+    write(S.path("app.fatbin"), b"FATBIN" * 20)
+    write(S.path("empty.img"), b"")
+    S.run([f"{LLVM19}/clang-offload-bundler", "-type=o", "-bundle-align=4096",
+           "-targets=host-x86_64-unknown-windows,hip-amdgcn-amd-amdhsa--gfx906", "-input=/dev/null",
+           "-input=a.img", "-output=app.hipfb"], check=True)
+
+    # ---------------------------------------------------------------------------
+    # COFF
+    # ---------------------------------------------------------------------------
+    for triple, mingw in (("x86_64-pc-windows-msvc", False), ("x86_64-w64-windows-gnu", True)):
+        stub = S.path(f"stub-{mingw}.c")
+        names = sorted({n for v in RUNTIME.values() for n in v} | {"__tgt_register_image_info", "__cudaRegisterSurface",
+                                                                   "__cudaRegisterTexture", "__cudaRegisterManagedVar"})
+        write(stub, "".join(f"void {n}(void) {{}}\n" for n in names if n != "atexit") +
+              "int atexit(void (*f)(void)) { (void)f; return 0; }\n"
+              "int _DllMainCRTStartup(void) { return 1; }\n")
+        stub_obj = S.path(f"stub-{mingw}.o")
+        stub_built = S.run([CLANG, f"--target={triple}", "-ffreestanding", "-c", stub, "-o", stub_obj]).returncode == 0
+        wraps = [("openmp-llvm19", ["--kind=openmp", "a.img", "b.img"], "openmp"),
+                 ("openmp-llvm14", ["--kind=openmp", "--scheme=llvm14", "--offload-arch=gfx906", "--offload-arch=sm_80",
+                                    "a.img", "b.img"], "openmp"),
+                 ("cuda", ["--kind=cuda", "app.fatbin"], "cuda"),
+                 ("cuda-llvm20", ["--kind=cuda", "--entries=llvm20", "app.fatbin"], "cuda")]
+        wraps.append(("hip", ["--kind=hip", "app.hipfb"], "hip"))
+        for name, args, kind in wraps:
+            tag = f"{triple}-{name}"
+            obj = S.path(f"{tag}.obj")
+            r = wrap([f"--target={triple}", "-o", obj] + args)
+            check(f"{tag}: wrap exits 0", r.returncode == 0 and not r.stderr, r.stderr)
+            if r.returncode != 0:
+                continue
+            r2 = wrap([f"--target={triple}", "-o", obj + ".2"] + args)
+            check(f"{tag}: same bytes twice", r2.returncode == 0 and read(obj) == read(obj + ".2"))
+            check(f"{tag}: COFF AMD64 header, no timestamp", read(obj)[:2] == b"\x64\x86" and read(obj)[4:8] == bytes(4))
+            harness.check_reader_clean(tag, [f"{LLVM19}/llvm-readobj", "--file-headers", "--sections", "--symbols", "--relocations",
+                                             "--coff-directives", obj])
+            dis = harness.check_reader_clean(tag, [f"{LLVM19}/llvm-objdump", "-dr", obj])
+            for fn in RUNTIME[kind]:
+                if fn == "atexit" and name == "openmp-llvm14":
+                    continue  # LLVM 14's scheme unregisters from a destructor table instead
+                check(f"{tag}: calls {fn} through a REL32 relocation",
+                      re.search(r"IMAGE_REL_AMD64_REL32\s+" + re.escape(fn) + r"\n", dis) is not None, dis[-3000:])
+            check(f"{tag}: Windows x64 frame and first argument register",
+                  "subq\t$0x20, %rsp" in dis and "%rcx" in dis and "%rdi" not in dis.split("globals_reg")[0], dis[:1500])
+            ctor = ".CRT$XCA00001" if name == "openmp-llvm14" else ".CRT$XCA00101"
+            if mingw:
+                ctor = ".ctors.65534" if name == "openmp-llvm14" else ".ctors.65434"
+            secs = section_names_coff(obj)
+            check(f"{tag}: constructor table {ctor}", ctor in secs, secs)
+            # Same sections as LLVM 19 gives the module clang-linker-wrapper prints (data elided).
+            ref_ll = os.path.join(OBSERVED, f"llvm19-wrapped-{kind}-x86_64-unknown-windows-gnu.ll")
+            if name in ("openmp-llvm19", "cuda", "hip") and os.path.exists(ref_ll):
+                text = "".join(line for line in open(ref_ll) if not line.startswith(" \""))
+                text = text.replace('c"<DATA>"', "zeroinitializer").replace("x86_64-unknown-windows-gnu", triple)
+                write(S.path("ref.ll"), text.encode())
+                r = S.run([f"{LLVM19}/llc", "-filetype=obj", "ref.ll", "-o", "ref.obj"])
+                check(f"{tag}: llc compiles the reference module", r.returncode == 0, r.stderr)
+                if r.returncode == 0:
+                    ref = sorted(set(section_names_coff(S.path("ref.obj"))) - IGNORED)
+                    ours = sorted(set(secs) - IGNORED)
+                    check(f"{tag}: the same sections as LLVM 19's wrapper module", ours == ref, f"ours {ours}\nref  {ref}")
+            if mingw and stub_built:
+                r = S.run([f"{LLVM19}/ld.lld", "-m", "i386pep", "-shared", "-o", f"{tag}.dll", obj, stub_obj])
+                check(f"{tag}: links into a DLL with ld.lld (MinGW)", r.returncode == 0 and not r.stderr, r.stderr)
+
+    # ---------------------------------------------------------------------------
+    # AArch64 and ppc64le relocations
+    # ---------------------------------------------------------------------------
+    for triple, relocs in ELF_RELOCS.items():
+        obj = S.path(f"{triple}.o")
+        r = wrap([f"--target={triple}", "--offload-arch=gfx906", "--offload-arch=sm_80", "-o", obj, "a.img", "b.img"])
+        check(f"{triple}: wrap exits 0", r.returncode == 0, r.stderr)
+        if r.returncode != 0:
+            continue
+        dis = harness.check_reader_clean(triple, [f"{LLVM19}/llvm-objdump", "-dr", obj])
+        rel = harness.check_reader_clean(triple, [f"{LLVM19}/llvm-objdump", "-r", obj])
+        for want in relocs:
+            rtype, sym = want.split("\t")
+            check(f"{triple}: has {want}", re.search(re.escape(rtype) + r"\s+" + re.escape(sym), dis + rel) is not None,
+                  rel[-2000:])
+        if triple.startswith("powerpc64le"):
+            out = harness.check_reader_clean(triple, [f"{LLVM19}/llvm-readelf", "-s", "--wide", obj])
+            check(f"{triple}: functions have an ELFv2 local entry point 8 bytes in",
+                  len(re.findall(r"FUNC\s+LOCAL\s+DEFAULT\s+\[<other: 0x60>\]", out)) == 2, out)
+            hdr = harness.check_reader_clean(triple, [f"{LLVM19}/llvm-readelf", "-h", obj])
+            check(f"{triple}: ELFv2 e_flags", re.search(r"Flags:\s+0x2", hdr) is not None, hdr)
+
+    # ---------------------------------------------------------------------------
+    # Bad input: one clear error line, exit 1, nothing written
+    # ---------------------------------------------------------------------------
+    for args, want in BAD:
+        before = set(S.names())
+        r = wrap(args)
+        after = set(S.names())
+        check(f"bad input {args}: exit 1 with one line", r.returncode == 1 and r.stderr == want + "\n" and not r.stdout,
+              f"rc={r.returncode}\n{r.stderr}\nwant {want}")
+        check(f"bad input {args}: no output or temp file", after == before, sorted(after - before))
+    r = wrap(["--kind=sycl", "--target=x86_64-linux-gnu", "-o", "out.o", "a.img"])
+    check("unknown kind: exit 1, names the choices", r.returncode == 1 and "openmp" in r.stderr and "sycl" in r.stderr
+          and r.stderr.count("\n") == 1 and not os.path.exists(S.path("out.o")), r.stderr)
+
+    # The personality against LLVM 14's own clang-offload-wrapper, both run as ./clang-offload-wrapper.
+    for d, target in (("ref", W14), ("ours", OT)):
         os.makedirs(S.path(d))
         os.symlink(target, os.path.join(S.path(d), "clang-offload-wrapper"))
         for f in ("a.img", "empty.img"):
@@ -191,12 +194,12 @@ if have(w14):
                  ["--version"]):
         ref = S.run(["./clang-offload-wrapper"] + args, cwd=S.path("ref"))
         ours = S.run(["./clang-offload-wrapper"] + args, cwd=S.path("ours"))
-        S.check(f"personality {args}: same exit code and messages as LLVM 14",
-                (ref.returncode, ref.stdout, ref.stderr) == (ours.returncode, ours.stdout, ours.stderr),
-                f"ref  {ref.returncode} {ref.stdout!r} {ref.stderr!r}\nours {ours.returncode} {ours.stdout!r} {ours.stderr!r}")
-        S.check(f"personality {args}: no output on failure", ref.returncode == 0 or not os.path.exists(
+        check(f"personality {args}: same exit code and messages as LLVM 14",
+              (ref.returncode, ref.stdout, ref.stderr) == (ours.returncode, ours.stdout, ours.stderr),
+              f"ref  {ref.returncode} {ref.stdout!r} {ref.stderr!r}\nours {ours.returncode} {ours.stdout!r} {ours.stderr!r}")
+        check(f"personality {args}: no output on failure", ref.returncode == 0 or not os.path.exists(
             os.path.join(S.path("ours"), "x.o")))
-else:
-    S.skip("clang-offload-wrapper 14 not installed")
 
-S.finish()
+
+if __name__ == "__main__":
+    sys.exit(harness.run_suite("wrap-objects", cases, needs=NEEDS))

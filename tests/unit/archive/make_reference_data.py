@@ -20,11 +20,12 @@ Run: python3 make_reference_data.py > reference_data.h
 """
 import os
 import shutil
-import subprocess
+import sys
 import tempfile
 
-LLVM = '/usr/lib/llvm-19/bin'
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'data', 'reference', 'golden')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
+import harness  # noqa: E402
+from harness import GOLDEN, LLVM_BIN as LLVM  # noqa: E402
 ELF_S = '''
   .section .llvm.offloading,"e",@llvm_offloading
   .incbin "p3.bin"
@@ -73,7 +74,7 @@ int bump(void) { return ++counter; }
 
 
 def run(args, cwd):
-    subprocess.run(args, cwd=cwd, check=True)
+    harness.run(args, cwd=cwd, check=True)
 
 
 def blob(name, data):
@@ -86,31 +87,19 @@ def blob(name, data):
 
 def main():
     d = tempfile.mkdtemp()
-    with open(os.path.join(d, 'x.s'), 'w') as f:
-        f.write(ASM)
-    with open(os.path.join(d, 'y.c'), 'w') as f:
-        f.write(C)
+    harness.populate(d, {'x.s': ASM.encode(), 'y.c': C.encode(), 'e.s': ELF_S.encode(), 'c.s': COFF_S.encode(),
+                         'x.c': b'int x;\n', 'dir': None, 'i1': b'abc', 'i2': b'defg', 'i3': b''})
     run([LLVM + '/llvm-mc', '-triple=x86_64-pc-linux-gnu', '-filetype=obj', 'x.s', '-o', 'x.o'], d)
     run([LLVM + '/clang', '--target=x86_64-pc-linux-gnu', '-O1', '-c', '-emit-llvm', 'y.c', '-o', 'y.bc'], d)
     run([LLVM + '/llvm-ar', 'rcsD', 'sym.a', 'x.o', 'y.bc', 'x.o'], d)
-    subprocess.run([LLVM + '/llvm-ar', 'rcsD', 'sym64.a', 'x.o'], cwd=d, check=True,
-                   env=dict(os.environ, SYM64_THRESHOLD='0'))
+    harness.run([LLVM + '/llvm-ar', 'rcsD', 'sym64.a', 'x.o'], cwd=d, check=True, env={'SYM64_THRESHOLD': '0'})
     shutil.copy(os.path.join(GOLDEN, '19-packager-3.bin'), os.path.join(d, 'p3.bin'))
-    for name, text in (('e.s', ELF_S), ('c.s', COFF_S)):
-        with open(os.path.join(d, name), 'w') as f:
-            f.write(text)
     run([LLVM + '/llvm-mc', '-triple=x86_64-pc-linux-gnu', '-filetype=obj', 'e.s', '-o', 'e.o'], d)
     run([LLVM + '/llvm-mc', '-triple=x86_64-pc-windows-msvc', '-filetype=obj', 'c.s', '-o', 'c.obj'], d)
     run([LLVM + '/llvm-ar', 'rcD', 'off.a', 'e.o', 'c.obj', 'p3.bin'], d)
-    with open(os.path.join(d, 'x.c'), 'w') as f:
-        f.write('int x;\n')
     run([LLVM + '/clang', '--target=x86_64-pc-linux-gnu', '-c', '-emit-llvm', 'x.c', '-Xclang',
          '-fembed-offload-object=p3.bin', '-Xclang', '-fembed-offload-object=p3.bin', '-o', 'emb.bc'], d)
     run([LLVM + '/llvm-ar', 'rcD', 'nest.a', 'off.a', 'p3.bin'], d)
-    os.makedirs(os.path.join(d, 'dir'))
-    for n, data in (('i1', b'abc'), ('i2', b'defg'), ('i3', b'')):
-        with open(os.path.join(d, n), 'wb') as f:
-            f.write(data)
     run([LLVM + '/clang-offload-packager', '-o', 'dir/multi.bin', '--image=file=i1,triple=t,arch=a',
          '--image=file=i2,triple=t,arch=b', '--image=file=i3,triple=t,arch=c'], d)
     run(['cp', 'dir/multi.bin', 'm.bin'], d)
@@ -122,8 +111,7 @@ def main():
                         ('kPackagerArchive', 'pk.a'), ('kPackagerArchiveShort', 'pk2.a'),
                         ('kSym64Archive', 'sym64.a'), ('kOffloadElf', 'e.o'), ('kOffloadCoff', 'c.obj'),
                         ('kOffloadArchive', 'off.a'), ('kNestedArchive', 'nest.a'), ('kEmbeddedBitcode', 'emb.bc')):
-        with open(os.path.join(d, fname), 'rb') as f:
-            out.append(blob(name, f.read()))
+        out.append(blob(name, harness.read(os.path.join(d, fname))))
         out.append('')
     out.append('}  // namespace ot::testdata')
     print('\n'.join(out))

@@ -1,0 +1,603 @@
+"""The one helper module of offloadtool's Python test suites (standard library only).
+
+Every suite is a script that meson runs (tests/cli/meson.build) with
+    OFFLOADTOOL     the offloadtool binary
+    OT_SOURCE_ROOT  the source tree
+    OT_TEST_DATA    tests/data (LLVM's observed outputs under reference/, sysfs fixtures)
+and whose last line is "N passed, M failed" (exit 1 when anything failed).
+
+The rules every suite keeps, through this module:
+  * A tool the suite needs that is not installed is a failure, never a skip:
+    name it in run_suite(needs=...). CI installs them all (scripts/install-deps).
+  * A step that makes an input and fails is a failing check (or raises), never
+    a case quietly left out.
+  * One check per behaviour, counted by check(); the suite prints no summary of
+    its own (run_suite does).
+
+A new suite is written on this module from the start:
+
+    import os, sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+    import harness  # noqa: E402
+    from harness import OT, check  # noqa: E402
+
+    def cases(root):                   # root: a fresh folder, removed afterwards
+        c = harness.Case(root, 'list', {'in.bc': harness.golden('19-hip2.bc')})
+        harness.expect('list: a bundle', c, ['in.bc'], 0, 'hip-...\n', files=[])
+        r = harness.run([harness.LLVM_BUNDLER, '-list', '-type=bc', '-input=in.bc'], cwd=c.dir)
+        check('LLVM 19 lists it the same way', r.returncode == 0, r.stderr)
+
+    if __name__ == '__main__':
+        sys.exit(harness.run_suite('my-suite', cases, needs=[harness.LLVM_BUNDLER]))
+
+and registered in tests/cli/meson.build with env : test_env.
+
+What is here, by purpose:
+
+Where things are
+    OT, SOURCE_ROOT, DATA, REFERENCE (LLVM's observed outputs), GOLDEN (its
+    byte-exact reference files), golden(name); LLVM_BIN (LLVM 19, overridable
+    with $LLVM_BIN), LLVM14_BIN, llvm(tool), llvm14(tool), and the LLVM tools
+    the suites compare with: LLVM_BUNDLER, LLVM_PACKAGER, LLVM14_WRAPPER,
+    CLANG, CLANGXX, LLD.
+
+The suite and its count of checks
+    run_suite(name, body, needs, keep)  the missing-tool rule, a temporary
+                          work folder (kept with keep=True), the summary line
+                          and the exit code
+    check(name, ok, detail)       one check: counted, FAIL and detail printed
+    check_problem(name, problem)  one check given as "what is wrong" or None
+    run_cases(cases, jobs)        (name, fn) pairs, fn() -> problem or None
+                                  (or (problem, note)), `jobs` at a time
+    summary()                     "N passed, M failed" and the exit code
+    VERBOSE                       $OT_TEST_VERBOSE: print passing checks too
+
+Running commands
+    run(argv, cwd, env, stdin, text, timeout, check)  capture exit code,
+                          stdout and stderr; env adds to (None: removes from)
+                          the environment; a timeout gives returncode 'timeout';
+                          check=True raises with the command's stderr
+    outcome(argv, cwd, text)  the same as (exit code, stdout, stderr)
+    neutral_env(**extra)  unsets the variables that change what a bundler
+                          does (OFFLOAD_BUNDLER_*, COMPRESSED_BUNDLE_FORMAT_VERSION)
+    reader_warnings(argv), check_reader_clean(what, argv)   an LLVM reader
+                          (llvm-readelf, llvm-objdump ...) must say nothing on
+                          stderr about an object we wrote
+    gcc_linkers(folder)   GNU ld and LLVM 19's lld, as gcc flags
+
+Folders and files
+    read(path), write(path, data), populate(folder, files), tree_files(folder)
+    Folder                a fresh folder: path(), put(), read(), names(),
+                          files(), run() in it (text=True: decoded output)
+    Case, expect          a native applet run in a folder of inputs: exact exit
+                          code, stdout, stderr and the files it created (a
+                          failing run must leave none)
+
+Differential runs (LLVM's tool and ours on the same inputs)
+    Side, Workdir         each tool behind a symlink with the same argv[0], one
+                          case folder and TMPDIR per case (what is left in the
+                          TMPDIR is a leftover temporary file), the files left
+    replace_all(text, mapping), mask_variable(text)   normalising messages:
+                          paths and program names, LLVM's timer report,
+                          speeds, random temporary file names
+    first_difference(a, b), first_line_difference(a, b), same_file(a, b)
+    (tests/cli/bundler_diff_test.py builds the bundler's steps, object and
+    archive comparisons on these; bundler_archive_diff_test.py imports it.)
+
+Inputs made by LLVM 19 (and by hand)
+    llvm_bundle(argv, inputs, parent), llvm_ar(members, parent, name, flags),
+    binary_bundle(entries)
+
+Memory
+    peak_resident_kib(argv, cwd), resident_budget_kib(mib)
+"""
+
+import concurrent.futures
+import filecmp
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+
+# ---------------------------------------------------------------------------
+# Where things are
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+OT = os.environ.get('OFFLOADTOOL')
+if OT:
+    OT = os.path.abspath(OT) if os.path.exists(OT) else (shutil.which(OT) or OT)
+SOURCE_ROOT = os.environ.get('OT_SOURCE_ROOT', os.path.normpath(os.path.join(_HERE, '..', '..')))
+DATA = os.environ.get('OT_TEST_DATA', os.path.join(SOURCE_ROOT, 'tests', 'data'))
+REFERENCE = os.path.join(DATA, 'reference')
+GOLDEN = os.path.join(REFERENCE, 'golden')
+
+LLVM_BIN = os.environ.get('LLVM_BIN', '/usr/lib/llvm-19/bin')
+LLVM14_BIN = '/usr/lib/llvm-14/bin'
+
+
+def llvm(tool):
+    """The path of an LLVM 19 tool (`llvm('llvm-ar')`)."""
+    return os.path.join(LLVM_BIN, tool)
+
+
+def llvm14(tool):
+    """The path of an LLVM 14 tool."""
+    return os.path.join(LLVM14_BIN, tool)
+
+
+LLVM_BUNDLER = llvm('clang-offload-bundler')
+LLVM_PACKAGER = llvm('clang-offload-packager')
+LLVM14_WRAPPER = llvm14('clang-offload-wrapper')
+CLANG = llvm('clang')
+CLANGXX = llvm('clang++')
+LLD = llvm('ld.lld')  # /usr/bin/ld.lld may be another LLVM's
+
+
+def golden(name):
+    """The bytes of a reference file LLVM 19 wrote (tests/data/reference/golden)."""
+    return read(os.path.join(GOLDEN, name))
+
+
+# ---------------------------------------------------------------------------
+# The suite and its count of checks
+
+VERBOSE = bool(os.environ.get('OT_TEST_VERBOSE'))
+passed = failed = 0
+_lock = threading.Lock()
+
+
+def check(name, ok, detail=''):
+    """Counts one check; a failing one prints FAIL, its name and `detail`
+    (indented, cut at 6000 characters). Returns `ok`."""
+    global passed, failed
+    with _lock:
+        if ok:
+            passed += 1
+            if VERBOSE:
+                print('ok  ', name)
+        else:
+            failed += 1
+            print('FAIL', name)
+            text = str(detail).rstrip('\n')
+            if text:
+                if len(text) > 6000:
+                    text = text[:6000] + '... (%d characters)' % len(text)
+                print('    ' + text.replace('\n', '\n    '))
+    return ok
+
+
+def check_problem(name, problem):
+    """One check given as the problem found (None or '' when there is none)."""
+    return check(name, not problem, problem or '')
+
+
+def summary():
+    """Prints "N passed, M failed"; the exit code for the test."""
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+def missing_tools(needs):
+    """What in `needs` is not there (a program name is looked up on PATH, a
+    path must exist), and OFFLOADTOOL when it is unset or not executable."""
+    missing = [] if OT and os.access(OT, os.X_OK) else ['OFFLOADTOOL (the offloadtool binary)']
+    return missing + [t for t in needs if not (os.path.exists(t) if os.sep in t else shutil.which(t))]
+
+
+def run_suite(name, body, needs=(), keep=False):
+    """Runs `body(root)` in a fresh temporary folder `root` (removed afterwards
+    unless `keep`) and returns the test's exit code after printing the summary.
+    Fails, never skips, when OFFLOADTOOL is unset or a tool in `needs` is
+    missing (CI installs every one of them). An exception out of `body` is
+    printed and counted as one more failed check."""
+    missing = missing_tools(needs)
+    if missing:
+        print('missing: %s' % ', '.join(missing))
+        print('0 passed, 1 failed')
+        return 1
+    root = tempfile.mkdtemp(prefix=name + '-')
+    try:
+        body(root)
+    except Exception:
+        traceback.print_exc(file=sys.stdout)
+        check(name + ': the suite ran to its end', False, 'stopped by the exception above')
+    finally:
+        if keep:
+            print('kept', root)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    return summary()
+
+
+def run_cases(cases, jobs=1):
+    """Runs `cases`, (name, fn) pairs, `jobs` at a time (threads; each fn runs
+    its own processes) and counts one check per case in list order. fn()
+    returns the problem found (None when there is none) or (problem, note); an
+    exception is a problem. Returns the (name, note) pairs with a note."""
+    def result_of(fn):
+        try:
+            r = fn()
+        except Exception as e:  # a bug in the test or its fixture: the case fails
+            return '%s: %s' % (type(e).__name__, e), None
+        return r if isinstance(r, tuple) else (r, None)
+
+    notes = []
+    if jobs <= 1:
+        results = (result_of(fn) for _, fn in cases)
+    else:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        results = pool.map(result_of, [fn for _, fn in cases])
+    for (name, _), (problem, note) in zip(cases, results):
+        check_problem(name, problem)
+        if note:
+            notes.append((name, note))
+    if jobs > 1:
+        pool.shutdown()
+    return notes
+
+
+# ---------------------------------------------------------------------------
+# Running commands
+
+BUNDLER_SETTINGS = ('COMPRESSED_BUNDLE_FORMAT_VERSION',)
+
+
+def neutral_env(**extra):
+    """For run(env=...): unsets the variables that change what LLVM's bundler
+    and ours do (OFFLOAD_BUNDLER_*, COMPRESSED_BUNDLE_FORMAT_VERSION) and sets
+    `extra`."""
+    env = {k: None for k in os.environ if k.startswith('OFFLOAD_BUNDLER_') or k in BUNDLER_SETTINGS}
+    env.update(extra)
+    return env
+
+
+def run(argv, cwd=None, env=None, stdin=None, text=False, timeout=None, check=False, executable=None):
+    """Runs argv with stdout and stderr captured; a subprocess.CompletedProcess.
+    env: variables set on top of this process's environment (None as a value
+    unsets one). stdin: bytes (str with text=True) or None (/dev/null). text:
+    decode the output (undecodable bytes replaced). timeout: seconds, after
+    which the process is killed and returncode is 'timeout'. check: raise
+    RuntimeError naming the command and its stderr when it exits non-zero (for
+    commands that make a suite's inputs). executable: run this file as argv[0]."""
+    full = None
+    if env:
+        full = dict(os.environ)
+        for k, v in env.items():
+            if v is None:
+                full.pop(k, None)
+            else:
+                full[k] = v
+    kw = {'encoding': 'utf-8', 'errors': 'replace'} if text else {}
+    try:
+        r = subprocess.run(argv, cwd=cwd, env=full, input=stdin if stdin is not None else None,
+                           stdin=subprocess.DEVNULL if stdin is None else None, capture_output=True,
+                           timeout=timeout, executable=executable, **kw)
+    except subprocess.TimeoutExpired:
+        empty = '' if text else b''
+        return subprocess.CompletedProcess(argv, 'timeout', empty, empty)
+    if check and r.returncode != 0:
+        err = r.stderr if text else r.stderr.decode(errors='replace')
+        raise RuntimeError('%s failed (exit %d):\n%s' % (' '.join(argv), r.returncode, err))
+    return r
+
+
+def outcome(argv, cwd=None, text=True, **kw):
+    """(exit code, stdout, stderr) of run(argv, ...), decoded unless text=False."""
+    r = run(argv, cwd=cwd, text=text, **kw)
+    return r.returncode, r.stdout, r.stderr
+
+
+def gcc_linkers(folder):
+    """The linkers gcc (cross compilers too) can link with: [(name, flags)] for
+    GNU ld and for LLVM 19's lld, which it finds as <folder>/lld-bin/ld.lld."""
+    lld_dir = os.path.join(folder, 'lld-bin')
+    os.makedirs(lld_dir)
+    os.symlink(LLD, os.path.join(lld_dir, 'ld.lld'))
+    return [('ld', []), ('lld', ['-fuse-ld=lld', '-B' + lld_dir])]
+
+
+def reader_warnings(argv, cwd=None):
+    """Runs an LLVM reader (llvm-readelf, llvm-readobj, llvm-objdump ...) on an
+    object: (warnings, stdout), warnings '' when it exits 0 with nothing on
+    stderr, else the tool, its exit code and what it said."""
+    r = run(argv, cwd=cwd, text=True)
+    if r.returncode == 0 and not r.stderr.strip():
+        return '', r.stdout
+    return '%s: rc=%s %s' % (os.path.basename(argv[0]), r.returncode, r.stderr.strip()), r.stdout
+
+
+def check_reader_clean(what, argv, cwd=None):
+    """The check "<what>: <reader> without warnings" (see reader_warnings); the
+    reader's stdout."""
+    warnings, out = reader_warnings(argv, cwd)
+    check('%s: %s without warnings' % (what, os.path.basename(argv[0])), not warnings, warnings[-2000:])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Folders and files
+
+def read(path):
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def write(path, data):
+    """Writes bytes (or str) to path, making its folder."""
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    with open(path, 'wb') as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def populate(folder, files):
+    """Fills `folder` from {relative name: bytes}; a value that is None or a
+    str makes an (empty) folder of that name."""
+    for name, data in files.items():
+        p = os.path.join(folder, name)
+        if data is None or isinstance(data, str):
+            os.makedirs(p, exist_ok=True)
+        else:
+            write(p, data)
+
+
+def tree_files(folder, empty_dirs=False):
+    """{relative path: bytes} of every file below `folder`; with empty_dirs, an
+    empty folder below it too, as 'name/': b''."""
+    out = {}
+    for dirpath, dirnames, names in os.walk(folder):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            out[os.path.relpath(p, folder)] = read(p)
+        if empty_dirs:
+            for d in dirnames:
+                p = os.path.join(dirpath, d)
+                if not os.listdir(p):
+                    out[os.path.relpath(p, folder) + '/'] = b''
+    return out
+
+
+class Folder:
+    """A fresh folder below `parent` (or the folder `path` as it is) for a
+    suite's inputs and the commands it runs there; `text`: run() decodes the
+    output unless told otherwise."""
+
+    def __init__(self, parent=None, path=None, files=None, text=False):
+        if path is None:
+            path = tempfile.mkdtemp(dir=parent)
+        os.makedirs(path, exist_ok=True)
+        self.dir = path
+        self.text = text
+        populate(path, files or {})
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def put(self, name, data):
+        """Writes a file in the folder; its path."""
+        return write(self.path(name), data)
+
+    def read(self, name):
+        return read(self.path(name))
+
+    def names(self):
+        """The sorted names directly in the folder."""
+        return sorted(os.listdir(self.dir))
+
+    def files(self):
+        """{relative path: bytes} of every file below the folder."""
+        return tree_files(self.dir)
+
+    def run(self, argv, **kw):
+        """harness.run in this folder (cwd may still be given)."""
+        kw.setdefault('cwd', self.dir)
+        kw.setdefault('text', self.text)
+        return run(argv, **kw)
+
+
+class Case(Folder):
+    """A fresh folder holding `files`, in which `offloadtool <applet> ...` runs."""
+
+    def __init__(self, root, applet, files):
+        super().__init__(root, files=files)
+        self.applet = applet
+        self.before = set(files)
+
+    def run(self, *args, stdin=b''):
+        """(exit code, stdout, stderr) of `offloadtool <applet> args...`, decoded."""
+        r = run([OT, self.applet] + list(args), cwd=self.dir, stdin=stdin)
+        return r.returncode, r.stdout.decode('utf-8', 'replace'), r.stderr.decode('utf-8', 'replace')
+
+    def new_files(self):
+        """The files created since the case began (a failing run must leave none)."""
+        return sorted(set(self.files()) - self.before)
+
+
+def expect(name, case, args, rc, out=None, err='', files=None, stdin=b''):
+    """Runs the case's applet with `args`; checks the exit code, stdout (unless
+    None), stderr and, when given, the names of the files it created.
+    Returns (exit code, stdout, stderr)."""
+    got = case.run(*args, stdin=stdin)
+    ok = got[0] == rc and (out is None or got[1] == out) and got[2] == err
+    if files is not None:
+        ok = ok and case.new_files() == sorted(files)
+    check(name, ok, 'got rc=%d\n--- stdout\n%s--- stderr\n%s--- new files %s' % (got[0], got[1], got[2], case.new_files()))
+    return got
+
+
+# ---------------------------------------------------------------------------
+# Differential runs
+
+class Side:
+    """One tool of a differential test, at <root>/<name>: `links` (relative
+    path -> target) are the symlinks made there, e.g.
+    {'bin/clang-offload-bundler': exe}, so that both tools run as
+    '../bin/clang-offload-bundler' from their case folders and print the same
+    argv[0] in their messages."""
+
+    def __init__(self, root, name, links):
+        self.name = name
+        self.root = os.path.join(root, name)
+        for rel, target in links.items():
+            p = os.path.join(self.root, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            os.symlink(target, p)
+
+    def workdir(self, index):
+        return Workdir(self, index)
+
+
+class Workdir:
+    """Case `index` on one Side: <side>/c<index>, the working folder (so that
+    argv[0] '../bin/<tool>' reaches the side's symlink), and <side>/t<index>,
+    its TMPDIR (what a tool leaves there is a leftover temporary file)."""
+
+    def __init__(self, side, index):
+        self.side = side
+        self.root = side.root
+        self.case = os.path.join(side.root, 'c%d' % index)
+        self.tmp = os.path.join(side.root, 't%d' % index)
+
+    def prepare(self, files):
+        """Empty case and temporary folders; the case folder filled from
+        `files` (see populate)."""
+        for d in (self.case, self.tmp):
+            if os.path.lexists(d):
+                shutil.rmtree(d)
+            os.makedirs(d)
+        populate(self.case, files)
+
+    def run(self, argv, prog, exe=None, env=None, stdin=b'', timeout=120):
+        """(exit code or 'timeout', stdout, stderr) of `prog argv...` in the
+        case folder, with TMPDIR its temporary folder and the bundler settings
+        unset (neutral_env); `exe` runs another program under the name `prog`."""
+        r = run([prog] + list(argv), cwd=self.case, env=neutral_env(TMPDIR=self.tmp, **(env or {})),
+                stdin=stdin, timeout=timeout, executable=exe or os.path.join(self.case, prog))
+        return r.returncode, r.stdout, r.stderr
+
+    def files(self):
+        """{path: bytes} of the case folder, empty folders as 'name/': b''."""
+        return tree_files(self.case, empty_dirs=True)
+
+    def tmp_files(self):
+        """What is left in the case's TMPDIR."""
+        return sorted(os.listdir(self.tmp))
+
+    def cleanup(self):
+        for d in (self.case, self.tmp):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def replace_all(text, mapping):
+    """`text` (bytes or str) with each key of `mapping` replaced by its value
+    (a tool's path by its name, a work folder by a placeholder), given as str."""
+    for old, new in mapping.items():
+        if isinstance(text, bytes):
+            old, new = old.encode(), new.encode()
+        text = text.replace(old, new)
+    return text
+
+
+def mask_variable(text):
+    """Bytes of a bundler's output with what is inherently variable masked:
+    LLVM's timer-group report (-verbose; offloadtool deliberately prints none),
+    compression speeds, and temporary file names (LLVM's are random,
+    offloadtool's -### prints a fixed one)."""
+    text = _TIMER_RE.sub(b'', text)
+    text = re.sub(rb'speed: [0-9.]+ MB/s', b'speed: <T> MB/s', text)
+    return re.sub(rb'clang-offload-bundler-[0-9a-f]{6}\.tmp', b'clang-offload-bundler-XXXXXX.tmp', text)
+
+
+_TIMER_RE = re.compile(rb'===-+===\n[^\n]*\n===-+===\n(?:.*\n)*?[^\n]*  Total\n\n?')
+
+
+def first_difference(a, b):
+    """The offset of the first byte where a and b differ (the shorter length
+    when one is a prefix of the other)."""
+    return next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+
+
+def first_line_difference(a, b, names=('ours', 'llvm')):
+    """Where two texts first differ, line by line, for a failure's detail."""
+    for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines())):
+        if x != y:
+            return f"line {i + 1}:\n  {names[0]}: {x}\n  {names[1]}: {y}"
+    return f"lengths differ ({len(a.splitlines())} vs {len(b.splitlines())} lines)"
+
+
+def same_file(a, b):
+    """Two files hold the same bytes (compared in blocks: large files stay on disk)."""
+    return os.path.getsize(a) == os.path.getsize(b) and filecmp.cmp(a, b, shallow=False)
+
+
+# ---------------------------------------------------------------------------
+# Inputs made by LLVM 19 (and by hand)
+
+def llvm_bundle(argv, inputs, parent):
+    """LLVM 19's clang-offload-bundler run with `argv` + ['-output=out'] in a
+    fresh folder below `parent` holding `inputs` ({name: bytes}); the output's
+    bytes. Raises RuntimeError when LLVM fails."""
+    d = Folder(parent, files=inputs)
+    run([LLVM_BUNDLER] + list(argv) + ['-output=out'], cwd=d.dir, check=True)
+    return d.read('out')
+
+
+def llvm_ar(members, parent, name='lib.a', flags='rc'):
+    """An archive llvm-ar 19 makes (`flags`, e.g. 'rcs') from files of these
+    names, in a fresh folder below `parent`; its bytes. `members`: {name: bytes}
+    or (name, bytes) pairs, in archive order."""
+    items = list(members.items()) if isinstance(members, dict) else list(members)
+    d = Folder(parent)
+    for n, data in items:
+        d.put(n, data)
+    run([llvm('llvm-ar'), flags, name] + [n for n, _ in items], cwd=d.dir, check=True)
+    return d.read(name)
+
+
+def binary_bundle(entries):
+    """An uncompressed binary offload bundle (__CLANG_OFFLOAD_BUNDLE__) of
+    (id, payload) pairs in the given order, no alignment or padding."""
+    head = b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<Q', len(entries))
+    off = len(head) + sum(24 + len(i) for i, _ in entries)
+    meta, data = b'', b''
+    for ident, payload in entries:
+        ident = ident.encode() if isinstance(ident, str) else ident
+        meta += struct.pack('<QQQ', off + len(data), len(payload), len(ident)) + ident
+        data += payload
+    return head + meta + data
+
+
+# ---------------------------------------------------------------------------
+# Memory
+
+def peak_resident_kib(argv, cwd=None):
+    """Run argv (in `cwd`); its exit code and its peak resident set (KiB) as GNU
+    time sees it (from this process a child's ru_maxrss would include this
+    process's own memory, which a fork copies)."""
+    with tempfile.NamedTemporaryFile() as t:
+        p = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', t.name] + argv, cwd=cwd, capture_output=True)
+        lines = open(t.name).read().split()
+    return p.returncode, int(lines[-1]) if lines else -1
+
+
+def resident_budget_kib(mib):
+    """The peak resident set (KiB) an offloadtool run may reach when it should
+    stay within `mib` MiB of what the binary needs to start; AddressSanitizer
+    keeps freed memory in quarantine and shadows the heap, so there it is 3 x."""
+    rc, base = peak_resident_kib([OT, '--version'])
+    if rc != 0:
+        raise RuntimeError('offloadtool --version: exit %d' % rc)
+    with open(OT, 'rb') as fh:
+        sanitized = b'__asan_init' in fh.read()
+    return base + ((3 * mib if sanitized else mib) << 10)
+
+
+if __name__ == '__main__':
+    sys.exit('tests/lib/harness.py is imported by the test suites, not run')
