@@ -12,26 +12,14 @@ Environment: OFFLOADTOOL = the offloadtool binary. Needs /usr/lib/llvm-19/bin
 
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
-OT = os.environ['OFFLOADTOOL']
-LLVM = '/usr/lib/llvm-19/bin/clang-offload-bundler'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import harness  # noqa: E402
+from harness import OT, LLVM_BUNDLER, check  # noqa: E402
+
 MAGIC = b'!<arch>\n'
 TARGET = 'hip-amdgcn-amd-amdhsa--gfx906'
-
-passed = failed = 0
-
-
-def check(name, ok, detail=''):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print('FAIL %s\n    %s' % (name, detail))
 
 
 def hdr(name, size, term=b'`\n'):
@@ -84,53 +72,47 @@ CASES = {
 
 
 def run(argv, cwd):
-    r = subprocess.run(argv, cwd=cwd, capture_output=True)
+    r = harness.run(argv, cwd=cwd)
     return r.returncode, r.stderr.decode('utf-8', 'backslashreplace')
 
 
-def main():
-    work = tempfile.mkdtemp(prefix='ar-errors-')
-    try:
-        bundler = os.path.join(work, 'clang-offload-bundler')
-        os.symlink(OT, bundler)
-        for name, data in CASES.items():
-            path = os.path.join(work, name + '.a')
-            with open(path, 'wb') as f:
-                f.write(data)
-            args = ['-unbundle', '-type=a', '-input=' + name + '.a', '-targets=' + TARGET, '-output=out.a',
-                    '-allow-missing-bundles']
-            lrc, lerr = run([LLVM] + args, work)
-            if os.path.exists(os.path.join(work, 'out.a')):  # LLVM writes it before some of its errors
-                os.unlink(os.path.join(work, 'out.a'))
-            orc, oerr = run([bundler] + args, work)
-            prefix = bundler + ': error: '
-            lines = oerr.splitlines()
-            check('%s: ours fails with one error line' % name,
-                  orc == 1 and len(lines) == 1 and lines[0].startswith(prefix), 'exit %d, stderr %r' % (orc, oerr))
-            ours = lines[0][len(prefix):] if lines else ''
-            detail_re = re.escape(name + '.a') + r': [^;]+'
-            if lrc != 0:
-                llvm_text = lerr.strip().split(': error: ', 1)[-1]
-                check('%s: LLVM 19\'s text first, then ours' % name,
-                      re.fullmatch(re.escape(llvm_text) + '; ' + detail_re, ours) is not None,
-                      'LLVM: %r\n    ours: %r' % (llvm_text, ours))
-            else:
-                check('%s: LLVM 19 accepts it, ours gives its own detail alone' % name,
-                      re.fullmatch(detail_re, ours) is not None, 'ours: %r' % ours)
-            check('%s: no output left behind' % name, not os.path.exists(os.path.join(work, 'out.a')),
-                  sorted(os.listdir(work)))
-            nrc, nerr = run([OT, 'unbundle', '--type', 'a', name + '.a', '-t', TARGET + '=out.a'], work)
-            nlines = nerr.splitlines()
-            check('%s: the native applet prints its own detail alone' % name,
-                  nrc == 1 and len(nlines) == 1 and re.fullmatch(
-                      re.escape('offloadtool unbundle: error: ') + detail_re, nlines[0]) is not None,
-                  'exit %d, stderr %r' % (nrc, nerr))
-            check('%s: the native applet leaves no output' % name, not os.path.exists(os.path.join(work, 'out.a')))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+def body(work):
+    bundler = os.path.join(work, 'clang-offload-bundler')
+    os.symlink(OT, bundler)
+    for name, data in CASES.items():
+        path = os.path.join(work, name + '.a')
+        with open(path, 'wb') as f:
+            f.write(data)
+        args = ['-unbundle', '-type=a', '-input=' + name + '.a', '-targets=' + TARGET, '-output=out.a',
+                '-allow-missing-bundles']
+        lrc, lerr = run([LLVM_BUNDLER] + args, work)
+        if os.path.exists(os.path.join(work, 'out.a')):  # LLVM writes it before some of its errors
+            os.unlink(os.path.join(work, 'out.a'))
+        orc, oerr = run([bundler] + args, work)
+        prefix = bundler + ': error: '
+        lines = oerr.splitlines()
+        check('%s: ours fails with one error line' % name,
+              orc == 1 and len(lines) == 1 and lines[0].startswith(prefix), 'exit %d, stderr %r' % (orc, oerr))
+        ours = lines[0][len(prefix):] if lines else ''
+        detail_re = re.escape(name + '.a') + r': [^;]+'
+        if lrc != 0:
+            llvm_text = lerr.strip().split(': error: ', 1)[-1]
+            check('%s: LLVM 19\'s text first, then ours' % name,
+                  re.fullmatch(re.escape(llvm_text) + '; ' + detail_re, ours) is not None,
+                  'LLVM: %r\n    ours: %r' % (llvm_text, ours))
+        else:
+            check('%s: LLVM 19 accepts it, ours gives its own detail alone' % name,
+                  re.fullmatch(detail_re, ours) is not None, 'ours: %r' % ours)
+        check('%s: no output left behind' % name, not os.path.exists(os.path.join(work, 'out.a')),
+              sorted(os.listdir(work)))
+        nrc, nerr = run([OT, 'unbundle', '--type', 'a', name + '.a', '-t', TARGET + '=out.a'], work)
+        nlines = nerr.splitlines()
+        check('%s: the native applet prints its own detail alone' % name,
+              nrc == 1 and len(nlines) == 1 and re.fullmatch(
+                  re.escape('offloadtool unbundle: error: ') + detail_re, nlines[0]) is not None,
+              'exit %d, stderr %r' % (nrc, nerr))
+        check('%s: the native applet leaves no output' % name, not os.path.exists(os.path.join(work, 'out.a')))
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(harness.run_suite('bundler-archive-errors', body, needs=[LLVM_BUNDLER]))

@@ -25,8 +25,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import native_cases  # noqa: E402
-from native_cases import OT, check  # noqa: E402
+import harness  # noqa: E402
+from harness import OT, check  # noqa: E402
 
 SRC = os.environ.get('OT_SOURCE_ROOT', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 BASH_COMPLETION = '/usr/share/bash-completion/bash_completion'
@@ -340,7 +340,7 @@ def main():
         print('missing (scripts/install-deps installs them): %s' % ', '.join(missing))
         print('0 passed, 1 failed')
         return 1
-    return native_cases.run_suite('docs', body)
+    return harness.run_suite('docs', body)
 
 
 if __name__ == '__main__':

@@ -16,8 +16,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-import native_cases  # noqa: E402
-from native_cases import OT, check  # noqa: E402
+import harness  # noqa: E402
+from harness import OT, check  # noqa: E402
 
 FORM = [
     r'offloadtool version \d+\.\d+\.\d+',
@@ -35,7 +35,7 @@ def run(args, cwd=None):
 
 
 def main():
-    return native_cases.run_suite('version', run_cases)
+    return harness.run_suite('version', run_cases)
 
 
 def run_cases(root):

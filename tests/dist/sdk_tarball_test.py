@@ -24,15 +24,16 @@ Needs clang++-19, qemu-aarch64, man, bash, zsh and fish (missing is a failure).
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'lib'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'interop'))
+import harness  # noqa: E402
+from harness import LLVM_BIN  # noqa: E402
 import hip_driver_test  # noqa: E402  (the HIP sources that need no ROCm)
 
-LLVM_BIN = '/usr/lib/llvm-19/bin'
 ALIASES = ['clang-offload-bundler', 'clang-offload-packager', 'llvm-offload-binary', 'clang-offload-wrapper']
 SIZE_BUDGET = 8_000_000  # bytes, stripped static x86_64 binary
 FILE_ARCH = {'x86_64': 'x86-64', 'aarch64': 'ARM aarch64'}
@@ -41,22 +42,11 @@ FILE_ARCH = {'x86_64': 'x86-64', 'aarch64': 'ARM aarch64'}
 QEMU_SUITES = ['tests/cli/bundler_native_test.py', 'tests/cli/package_native_test.py',
                'tests/golden/packager_golden_test.py', 'tests/cli/compat_test.py']
 
-passed = failed = 0
-
-
-def check(name, problem):
-    """problem: None or '' when the check passes, else what went wrong."""
-    global passed, failed
-    if problem:
-        failed += 1
-        print('FAIL %s\n    %s' % (name, str(problem)[:3000].replace('\n', '\n    ')))
-    else:
-        passed += 1
-        print('ok   %s' % name)
+check = harness.check_problem
 
 
 def run(argv, **kw):
-    return subprocess.run(argv, capture_output=True, text=True, **kw)
+    return harness.run(argv, text=True, **kw)
 
 
 def tarball_arch(path):
@@ -239,10 +229,14 @@ def test_tarball(path):
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
+    # The binary under test is each tarball's own, so not harness.run_suite
+    # (which wants $OFFLOADTOOL); its missing-tool rule all the same.
+    missing = [t for t in (os.path.join(LLVM_BIN, 'clang++'), 'qemu-aarch64', 'man', 'bash', 'zsh', 'fish')
+               if not (os.path.exists(t) if os.sep in t else shutil.which(t))]
+    check('the tools the checks need are installed', missing and 'missing: %s' % ', '.join(missing))
     for path in sys.argv[1:]:
         test_tarball(path)
-    print('%d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return harness.summary()
 
 
 if __name__ == '__main__':
