@@ -33,8 +33,11 @@ def Dir(root):
 
 
 def llvm(d, *args):
-    """LLVM 19's clang-offload-bundler in the folder of `d`; raises when it fails."""
-    harness.run([LLVM] + list(args), cwd=d.dir, check=True)
+    """LLVM 19's clang-offload-bundler in the folder of `d` (a harness.reference_run); raises when it fails."""
+    argv = [LLVM] + list(args)
+    rc, _, err = harness.reference_run(lambda: harness.outcome(argv, cwd=d.dir, text=False), [argv], d.dir, [d.dir])
+    if rc != 0:
+        raise RuntimeError('%s failed (exit %s):\n%s' % (' '.join(argv), rc, err.decode(errors='replace')))
 
 
 def noise(n, seed):

@@ -74,6 +74,11 @@ Folders and files
                           failing run must leave none)
 
 Differential runs (LLVM's tool and ours on the same inputs)
+    reference_run(fn, key, root, folders)   a run of LLVM's deterministic
+                          tool, replayed from $OT_REFERENCE_MEMO when the same
+                          command already ran there on the same folder contents
+                          (scripts/test: the sanitizer build's suites reuse the
+                          release suites' LLVM runs); Workdir.run uses it
     Side, Workdir         each tool behind a symlink with the same argv[0], one
                           case folder and TMPDIR per case (what is left in the
                           TMPDIR is a leftover temporary file), the files left
@@ -94,7 +99,10 @@ Memory
 
 import concurrent.futures
 import filecmp
+import hashlib
+import json
 import os
+import pickle
 import re
 import shutil
 import struct
@@ -435,6 +443,112 @@ def expect(name, case, args, rc, out=None, err='', files=None, stdin=b''):
 # ---------------------------------------------------------------------------
 # Differential runs
 
+# A reference run (LLVM's tool) depends only on its command line, environment,
+# standard input and the files it reads; LLVM 19's tools are deterministic. The
+# differential suites run twice in scripts/test (release build, then sanitizer
+# build): the second time, LLVM's side of a case whose command and folder
+# contents are the same as before is replayed from the first run's record
+# instead of run again. Nothing is replayed without $OT_REFERENCE_MEMO (a
+# folder), and a record is only ever made by running the real tool.
+_MEMO = os.environ.get('OT_REFERENCE_MEMO')
+_MEMO_ROOT = b'\0<memo-root>\0'
+
+
+def is_reference_tool(executable):
+    """True for LLVM's tools (19 and 14): what reference_run may replay."""
+    real = os.path.realpath(executable)
+    return any(real.startswith(os.path.realpath(b) + os.sep) for b in (LLVM_BIN, LLVM14_BIN))
+
+
+def _folder_state(folder):
+    """{relative path: (kind, mode, content)} of everything under `folder`."""
+    state = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in sorted(dirnames) + sorted(filenames):
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, folder)
+            st = os.lstat(p)
+            if os.path.islink(p):
+                state[rel] = ('l', 0, os.readlink(p).encode())
+            elif os.path.isdir(p):
+                state[rel] = ('d', st.st_mode & 0o7777, b'')
+            else:
+                with open(p, 'rb') as f:
+                    state[rel] = ('f', st.st_mode & 0o7777, f.read())
+    return state
+
+
+def _masked(value, root):
+    """`value` (nested lists/dicts of str/bytes/numbers) with `root` masked, as JSON-able text."""
+    if isinstance(value, bytes):
+        return 'b:' + value.replace(root.encode(), _MEMO_ROOT).hex()
+    if isinstance(value, str):
+        return 's:' + value.replace(root, _MEMO_ROOT.decode())
+    if isinstance(value, dict):
+        return {k: _masked(v, root) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_masked(v, root) for v in value]
+    return value
+
+
+def reference_run(fn, key, root, folders):
+    """fn() -> (exit code, stdout bytes, stderr bytes) runs a reference tool
+    whose result depends only on `key` (command line, environment, stdin ...)
+    and the contents of `folders` (under `root`, the run's own work folder,
+    masked wherever it appears). With $OT_REFERENCE_MEMO set, a run with the
+    same key and folder contents as a recorded one is replayed: the folders
+    get the recorded contents and the recorded output is returned (with
+    `root` in place). Timeouts are never recorded."""
+    if not _MEMO:
+        return fn()
+    before = {os.path.relpath(f, root): _folder_state(f) for f in folders}
+    digest = hashlib.sha256(json.dumps(_masked(key, root)).encode())
+    for rel, state in sorted(before.items()):
+        digest.update(json.dumps([rel, sorted((k, kind, mode, hashlib.sha256(c.replace(root.encode(), _MEMO_ROOT))
+                                                .hexdigest()) for k, (kind, mode, c) in state.items())]).encode())
+    record = os.path.join(_MEMO, digest.hexdigest())
+    unmask = {_MEMO_ROOT.decode(): root}
+    if os.path.exists(record):  # the recorded changes to the folders, then the output
+        with open(record, 'rb') as f:
+            rc, out, err, changes = pickle.load(f)
+        for rel, (changed, removed) in changes.items():
+            folder = os.path.join(root, rel)
+            for k in removed:
+                p = os.path.join(folder, k)
+                if os.path.isdir(p) and not os.path.islink(p):
+                    shutil.rmtree(p)
+                elif os.path.lexists(p):
+                    os.unlink(p)
+            for k, (kind, mode, c) in sorted(changed.items()):
+                p = os.path.join(folder, k)
+                if os.path.lexists(p) and (kind != 'd' or not os.path.isdir(p)):
+                    os.unlink(p)
+                if kind == 'd':
+                    os.makedirs(p, exist_ok=True)
+                elif kind == 'l':
+                    os.symlink(c.decode(), p)
+                else:
+                    write(p, replace_all(c, unmask))
+                if kind != 'l':
+                    os.chmod(p, mode)
+        return rc, replace_all(out, unmask), replace_all(err, unmask)
+    rc, out, err = fn()
+    if rc == 'timeout':
+        return rc, out, err
+    mask = {root: _MEMO_ROOT.decode()}
+    changes = {}
+    for rel, old in before.items():
+        new = _folder_state(os.path.join(root, rel))
+        changes[rel] = ({k: (kind, mode, replace_all(c, mask)) for k, (kind, mode, c) in new.items() if old.get(k) != (kind, mode, c)},
+                        sorted((k for k in old if k not in new), reverse=True))
+    os.makedirs(_MEMO, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=_MEMO, prefix='.record-')
+    with os.fdopen(fd, 'wb') as f:
+        pickle.dump((rc, replace_all(out, mask), replace_all(err, mask), changes), f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, record)
+    return rc, out, err
+
+
 class Side:
     """One tool of a differential test, at <root>/<name>: `links` (relative
     path -> target) are the symlinks made there, e.g.
@@ -478,9 +592,16 @@ class Workdir:
         """(exit code or 'timeout', stdout, stderr) of `prog argv...` in the
         case folder, with TMPDIR its temporary folder and the bundler settings
         unset (neutral_env); `exe` runs another program under the name `prog`."""
-        r = run([prog] + list(argv), cwd=self.case, env=neutral_env(TMPDIR=self.tmp, **(env or {})),
-                stdin=stdin, timeout=timeout, executable=exe or os.path.join(self.case, prog))
-        return r.returncode, r.stdout, r.stderr
+        executable = exe or os.path.join(self.case, prog)
+
+        def go():
+            r = run([prog] + list(argv), cwd=self.case, env=neutral_env(TMPDIR=self.tmp, **(env or {})),
+                    stdin=stdin, timeout=timeout, executable=executable)
+            return r.returncode, r.stdout, r.stderr
+        if not is_reference_tool(executable):
+            return go()
+        return reference_run(go, [os.path.realpath(executable), prog, list(argv), env or {}, stdin, timeout],
+                             self.root, [self.case, self.tmp])
 
     def files(self):
         """{path: bytes} of the case folder, empty folders as 'name/': b''."""
