@@ -14,8 +14,8 @@ names others in the cache) this suite
     roc-obj-ls names, and roc-obj-extract's file (for the smallest entry
     only: it copies with dd bs=1, about 15 s per MB on a busy machine);
   * repeats the listing through a hard link whose folder name holds ' ', '+',
-    ':', '@', ',' and '%': our URI must be roc-obj-ls's string, decode to the
-    same file, and roc-obj-extract must open the file our URI names;
+    ':', '@' and '%': our URI must be roc-obj-ls's string, decode to the same
+    file, and roc-obj-extract must open the file our URI names;
   * runs `offloadtool list --json <the .deb>` and requires the same IDs and
     sizes with offset and uri null, the chain through data.tar.xz.
 
@@ -31,7 +31,11 @@ URIs name the path as given (so we give both tools the same absolute path),
 percent-encoded by Perl's URI::Encode with encode_reserved off: ' ' and '%'
 are encoded, the reserved characters (:/?#[]@!$&'()*+,;=) are left as they
 are. Non-ASCII bytes it encodes twice over (UTF-8 of each byte read as
-Latin-1), which nothing decodes back to the file: not compared.
+Latin-1), which nothing decodes back to the file: not compared. Nor is a path
+holding ',' (or '#', '?'): roc-obj-ls leaves it as it is, and roc-obj-extract,
+which splits a URI at the first of '#', ',' and '?', then cannot open the file
+roc-obj-ls's own URI names (ROCm's two tools disagree; a URI with ',' encoded
+as %2C works with roc-obj-extract but is not roc-obj-ls's string).
 
 A tool or package that is missing is a failure (never a skip).
 """
@@ -54,7 +58,7 @@ HIPCC_BIN = os.path.join(CACHE, 'unpacked', 'hipcc', 'usr', 'bin')
 ROC_OBJ_LS = os.path.join(HIPCC_BIN, 'roc-obj-ls')
 ROC_OBJ_EXTRACT = os.path.join(HIPCC_BIN, 'roc-obj-extract')
 SCHEMA = 'offloadtool-list/1'
-ODD_FOLDER = 'odd name+x:y@z,1%'  # characters URI::Encode keeps (+ : @ ,) and encodes (' ' %)
+ODD_FOLDER = 'odd name+x:y@z%1'  # characters URI::Encode keeps (+ : @) and encodes (' ' %)
 LINE = re.compile(r'^(\d+)\s+(\S+)\s+(file://\S+)$')
 URI = re.compile(r'^file://(.*)#offset=(\d+)&size=(\d+)$')
 BUNDLE_LABEL = re.compile(r'^bundle \d+ at 0x[0-9a-f]+$')
