@@ -150,7 +150,7 @@ def librocrand_bundles(root):
     got = json.loads(r.stdout) if r.stdout else {}
     spans = {}
     for e in got.get('entries', []):
-        m = re.search(r'bundle at 0x([0-9a-f]+), entry', e['location'])
+        m = re.search(r'bundle (?:\d+ )?at 0x([0-9a-f]+), entry', e['location'])
         start = int(m.group(1), 16)
         spans[start] = max(spans.get(start, start), e['offset'] + e['size'])
     check('librocrand.so.1.1: compat select lists its .hip_fatbin bundles', spans, r.stderr)
