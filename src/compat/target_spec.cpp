@@ -395,7 +395,17 @@ TargetSpec parse_spec(std::string_view text) {
   TargetSpec s;
   s.text = std::string(text);
   if (text.empty()) throw Error({}, "empty target");
-  if (is_bundle_text(text)) {
+  // An ISA name as comgr and the HIP runtime write a GPU's: the AMDGPU triple,
+  // "--", then the target ID ("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-").
+  // It stands for that target ID.
+  constexpr std::string_view kIsaPrefix = "amdgcn-amd-amdhsa--";
+  if (text.starts_with(kIsaPrefix)) {
+    s.family = Family::Amdgpu;
+    s.triple = "amdgcn-amd-amdhsa-";
+    std::string_view id = text.substr(kIsaPrefix.size());
+    if (id.empty()) bad(text, "the ISA name has no target ID after 'amdgcn-amd-amdhsa--'");
+    parse_target_id(text, id, s);
+  } else if (is_bundle_text(text)) {
     s.bundle_id = true;
     parse_bundle_id(text, s);
   } else {

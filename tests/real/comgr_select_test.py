@@ -221,7 +221,8 @@ def cases(root):
         for group, procs in (('known to comgr', known), ('unknown to comgr 5.2', unknown)):
             targets = [t for p in procs for t in forms[p]]
             theirs = comgr_for(path, base, size, [ISA_PREFIX + t for t in targets], entries_at)
-            jobs = [(t, (lambda t=t: ours_for(path, base, t))) for t in targets]
+            # compat select is given the ISA name as comgr (and the HIP runtime) write it.
+            jobs = [(t, (lambda t=t: ours_for(path, base, ISA_PREFIX + t))) for t in targets]
             results = dict(zip(targets, harness_map(jobs)))
             for t in targets:
                 ours, comgr = results[t], theirs.get(ISA_PREFIX + t, 'comgr printed nothing')

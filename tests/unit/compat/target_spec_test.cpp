@@ -214,3 +214,18 @@ TEST_CASE("bundler rules are LLVM 19's isCodeObjectCompatible") {
                  {Rules::Bundler19, false});
   CHECK(r.reason() == "LLVM 19 cannot parse 'generic' as a target ID for amdgcn-amd-amdhsa--gfx9");
 }
+
+TEST_CASE("ISA names as comgr and the HIP runtime write them stand for their target ID") {
+  auto s = parse_spec("amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-");
+  CHECK_FALSE(s.bundle_id);
+  CHECK(s.target_id() == "gfx906:sramecc+:xnack-");
+  CHECK(s.canonical() == "gfx906:sramecc+:xnack-");
+  CHECK(s.triple == "amdgcn-amd-amdhsa-");
+  CHECK(parse_spec("amdgcn-amd-amdhsa--gfx90a").processor == "gfx90a");
+  CHECK(compatible("hipv4-amdgcn-amd-amdhsa--gfx906", "amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-"));
+  CHECK_FALSE(compatible("hipv4-amdgcn-amd-amdhsa--gfx906:sramecc-", "amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-"));
+  CHECK(compatible("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"));
+  CHECK(error_of("amdgcn-amd-amdhsa--") == "'amdgcn-amd-amdhsa--': the ISA name has no target ID after 'amdgcn-amd-amdhsa--'");
+  CHECK(error_of("amdgcn-amd-amdhsa--sm_70").find("NVPTX architecture, not an AMDGPU processor") != std::string::npos);
+  CHECK(error_of("amdgcn-amd-amdhsa--gfx906:xnack") != "");
+}
