@@ -93,6 +93,7 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
         fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
                    "in any archive member)");
     } catch (const Error& e) {
+      std::fflush(stdout);  // the error after what was listed before it
       cli::print_error(inv.prog, e.what());
       rc = 1;
       found.clear();

@@ -5,8 +5,9 @@
 // Columns: target, entries, file bytes, share of all file bytes, uncompressed
 // bytes. An entry stored plainly takes its size in the file; an entry inside a
 // compressed bundle (CCOB) is charged its share of the CCOB's bytes in the
-// file, in proportion to its uncompressed size (the CCOB compresses the whole
-// bundle as one stream, so no exact per-entry figure exists). Entries in a
+// file (header and padding included), in proportion to its uncompressed size
+// among the bundle's entries (the CCOB compresses the whole bundle as one
+// stream, so no exact per-entry figure exists). Entries in a
 // compressed tar/zip/... member are counted uncompressed there: the archive's
 // compression is not attributed.
 //
@@ -44,15 +45,18 @@ struct Row {
 };
 using Table = std::map<std::string, Row>;
 
-double file_bytes_of(const contents::Entry& e) {
-  if (!e.compressed || e.ccob_uncompressed_size == 0) return static_cast<double>(e.size);
-  return static_cast<double>(e.size) * static_cast<double>(e.ccob_size) / static_cast<double>(e.ccob_uncompressed_size);
+// `payload`: the sum of the sizes of the entries of e's container. The whole
+// CCOB (header, bundle header and padding included) is shared out among them.
+double file_bytes_of(const contents::Entry& e, std::uint64_t payload) {
+  if (!e.compressed) return static_cast<double>(e.size);
+  if (payload == 0) return 0;
+  return static_cast<double>(e.size) * static_cast<double>(e.ccob_size) / static_cast<double>(payload);
 }
 
-void add(Table& t, const contents::Entry& e) {
+void add(Table& t, const contents::Entry& e, std::uint64_t payload) {
   Row& r = t[e.target];
   ++r.entries;
-  r.file_bytes += file_bytes_of(e);
+  r.file_bytes += file_bytes_of(e, payload);
   r.uncompressed += e.size;
 }
 
@@ -118,6 +122,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
       if (n == 0) fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
                              "in any archive member)");
     } catch (const Error& e) {
+      std::fflush(stdout);  // the error after what was listed before it
       cli::print_error(inv.prog, e.what());
       rc = 1;
       continue;
@@ -125,10 +130,12 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     Table ft;
     for (const contents::FoundContainer& c : found) {
       Table bt;
+      std::uint64_t payload = 0;
+      for (const contents::Entry& e : c.entries) payload += e.size;
       for (const contents::Entry& e : c.entries) {
-        add(all, e);
-        add(ft, e);
-        add(bt, e);
+        add(all, e, payload);
+        add(ft, e, payload);
+        add(bt, e, payload);
         ++entries;
       }
       if (o.per_bundle && !c.entries.empty()) per_bundle.push_back({file, c.name(), c.container.path(), std::move(bt)});
