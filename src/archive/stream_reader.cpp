@@ -63,6 +63,11 @@ std::size_t StreamReader::read(std::span<std::byte> buf) {
   return static_cast<std::size_t>(n);
 }
 
+std::uint64_t StreamReader::consumed() const {
+  la_int64_t n = archive_filter_bytes(a_, -1);
+  return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+}
+
 std::string StreamReader::format_name() const {
   const char* f = archive_format_name(a_);
   return f ? f : "archive";

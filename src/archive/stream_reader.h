@@ -35,6 +35,8 @@ class StreamReader {
   std::optional<Header> next();
   // Up to `buf.size()` bytes of the current member's data; 0 at its end.
   std::size_t read(std::span<std::byte> buf);
+  // How far into `data` the reader has got (the compressed bytes consumed).
+  std::uint64_t consumed() const;
   // "tar (gzip)", "ZIP 2.0 (deflation)" -- libarchive's names, for messages.
   std::string format_name() const;
 

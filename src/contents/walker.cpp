@@ -86,7 +86,8 @@ struct Source {
 
 class Walker {
  public:
-  Walker(std::string file, Visitor& v, const Limits& limits) : file_(std::move(file)), v_(v), limits_(limits) {}
+  Walker(std::string file, Visitor& v, const Limits& limits, const InputFile* mapped)
+      : file_(std::move(file)), v_(v), limits_(limits), mapped_(mapped) {}
 
   void node(const Source& s) {
     if (s.depth > limits_.max_depth)
@@ -132,7 +133,15 @@ class Walker {
       count_member(n, s);
       auto base = s.base ? std::optional(*s.base + m->offset) : std::nullopt;
       node(s.inner(m->data, fmt::format("{}({})", s.errname, m->name), {m->name, true}, base));
+      if (base) release(*base, m->data.size());
     }
+  }
+
+  // Done with [off, off+len) of the named file: its pages may leave memory
+  // (read back from the file if touched again), so that a walk through a
+  // large archive keeps its resident set flat.
+  void release(std::uint64_t off, std::uint64_t len) const {
+    if (mapped_) mapped_->release(off, len);
   }
 
   // tar, zip, cpio, rpm: one pass; members worth reading are spooled to an
@@ -159,6 +168,7 @@ class Walker {
           charge(k, errname, total);
           total += k;
         }
+        if (s.base) release(*s.base, r.consumed());
         continue;
       }
       // A declared size past the budget fails before anything is written.
@@ -173,6 +183,7 @@ class Walker {
       }
       std::shared_ptr<InputFile> mapped = spool.map(errname);
       node(s.inner(mapped->bytes(), errname, {h->name, true}, std::nullopt));
+      if (s.base) release(*s.base, r.consumed());
     }
   }
 
@@ -345,6 +356,7 @@ class Walker {
   std::string file_;
   Visitor& v_;
   const Limits& limits_;
+  const InputFile* mapped_;  // the named file when it is mapped
   std::uint64_t expanded_ = 0;
 };
 
@@ -385,13 +397,15 @@ std::vector<std::string> Container::path() const {
 std::string location(const Container& c, const Entry& e) { return fmt::format("{}, entry {}", c.name(), e.index); }
 
 void walk_bytes(Bytes data, const std::string& name, Visitor& v, const Limits& limits) {
-  Walker w(name, v, limits);
+  Walker w(name, v, limits, nullptr);
   w.node(Source{data, name, {{name, false}}, 0, 0});
 }
 
 void walk_file(const std::string& path, Visitor& v, const Limits& limits, const std::string& display) {
   auto in = InputFile::open(path);
-  walk_bytes(in->bytes(), display.empty() ? path : display, v, limits);
+  std::string name = display.empty() ? path : display;
+  Walker w(name, v, limits, in.get());
+  w.node(Source{in->bytes(), name, {{name, false}}, 0, 0});
 }
 
 std::vector<FoundContainer> collect(Bytes data, const std::string& name, const Limits& limits) {
