@@ -63,10 +63,9 @@ bool worth_reading(Bytes p) {
   return as_chars(p).find(kTextStart) != std::string_view::npos;
 }
 
-// The CCOB an entry is inside: its bytes in the file (header included) and
-// the size of the bundle it decompresses to.
+// The CCOB an entry is inside: its bytes in the file (header included).
 struct Ccob {
-  std::uint64_t size = 0, uncompressed = 0;
+  std::uint64_t size = 0;
 };
 
 // Bytes being looked at: a file, a member, a decompressed bundle.
@@ -264,7 +263,6 @@ class Walker {
     e.local_offset = local;
     if (base && !compressed) e.offset = *base + local;
     e.ccob_size = cc.size;
-    e.ccob_uncompressed_size = cc.uncompressed;
     e.bytes = payload;
     v_.entry(c, e);
   }
@@ -289,7 +287,7 @@ class Walker {
       fail_at({s.errname, at}, "cannot decompress the compressed bundle: {}", e.message());
     }
     Bytes plain = spilled ? spilled->bytes() : Bytes(in_memory);
-    Ccob cc{data.size(), plain.size()};
+    Ccob cc{data.size()};
     if (formats::has_binary_bundle_magic(plain)) {
       binary(s, plain, 0, inner, std::move(chain), true, std::nullopt, cc);
       return;

@@ -68,9 +68,9 @@ struct Entry {
   bool compressed = false;  // inside a CCOB
   std::optional<std::uint64_t> offset;  // absolute, in the named file; see above
   std::uint64_t local_offset = 0;       // in the bytes holding it: member, decompressed bundle or file
-  // The CCOB holding it: its compressed size (header included) and the
-  // uncompressed size of the bundle inside, to share compressed bytes out.
-  std::uint64_t ccob_size = 0, ccob_uncompressed_size = 0;
+  // The size of the CCOB holding it (header included), to share its bytes in
+  // the file out among its entries; 0 when not compressed.
+  std::uint64_t ccob_size = 0;
   Bytes bytes;  // the payload; valid only during the visit
 };
 
