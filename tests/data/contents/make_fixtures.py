@@ -10,6 +10,8 @@ by tarfile / zipfile / gzip / lzma / bz2, cpio (newc) and ar by hand.
   pkg.zip                dir/a.txt, dir/b.bundle (deflated)
   pkg.cpio               newc: README, lib/b.bundle
   pkg.deb                ar: debian-binary, control.tar.xz, data.tar.xz (./usr/lib/b.bundle)
+  pkg.rpm                lead, empty signature and main headers, cpio.gz payload (the layout
+                         rpm(5) gives; libarchive's rpm filter skips the headers)
   nested.zip             inner.tar.gz -> lib.a (ar) -> b.bundle
   truncated.tar.gz       a member cut off in the middle of the compressed stream
 """
@@ -80,6 +82,13 @@ def cpio_newc(members):
     return out
 
 
+def rpm(payload):
+    lead = (b'\xed\xab\xee\xdb' + bytes([3, 0]) + struct.pack('>HH', 0, 1) + b'pkg-1.0'.ljust(66, b'\0') +
+            struct.pack('>HH', 1, 5) + b'\0' * 16)
+    header = b'\x8e\xad\xe8\x01' + b'\0' * 4 + struct.pack('>II', 0, 0)  # no index entries, no data
+    return lead + header + header + payload
+
+
 def gz(data):
     return gzip.compress(data, mtime=0)
 
@@ -104,6 +113,7 @@ def main():
             z.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
     write('pkg.zip', buf.getvalue())
     write('pkg.cpio', cpio_newc([('README', b'no device code\n'), ('lib/b.bundle', BUNDLE)]))
+    write('pkg.rpm', rpm(gz(cpio_newc([('./README', b'x\n'), ('./usr/lib/b.bundle', BUNDLE)]))))
     control = lzma.compress(tar([('./control', b'Package: x\n')]), format=lzma.FORMAT_XZ)
     data = lzma.compress(tar([('./usr/lib/b.bundle', BUNDLE)]), format=lzma.FORMAT_XZ)
     write('pkg.deb', ar([('debian-binary', b'2.0\n'), ('control.tar.xz', control), ('data.tar.xz', data)]))

@@ -151,12 +151,13 @@ TEST_CASE("a bare bundle: entries, processors from the ELF headers, offsets") {
   check_bundle_entries(flat(fixture("b.bundle"), "b.bundle"), "b.bundle, bundle at 0x0", 0);
 }
 
-TEST_CASE("tar.gz, tar.xz, tar.bz2, zip, cpio: members with magic are read, no offsets in the named file") {
+TEST_CASE("tar.gz, tar.xz, tar.bz2, zip, cpio, rpm: members with magic are read, no offsets in the named file") {
   check_bundle_entries(flat(fixture("pkg.tar.gz"), "pkg.tar.gz"), "pkg.tar.gz(./lib/b.bundle), bundle at 0x0", {});
   check_bundle_entries(flat(fixture("pkg.tar.xz"), "pkg.tar.xz"), "pkg.tar.xz(./lib/b.bundle), bundle at 0x0", {});
   check_bundle_entries(flat(fixture("pkg.tar.bz2"), "p.tbz"), "p.tbz(./lib/b.bundle), bundle at 0x0", {});
   check_bundle_entries(flat(fixture("pkg.zip"), "pkg.zip"), "pkg.zip(dir/b.bundle), bundle at 0x0", {});
   check_bundle_entries(flat(fixture("pkg.cpio"), "pkg.cpio"), "pkg.cpio(lib/b.bundle), bundle at 0x0", {});
+  check_bundle_entries(flat(fixture("pkg.rpm"), "pkg.rpm"), "pkg.rpm(./usr/lib/b.bundle), bundle at 0x0", {});
 }
 
 TEST_CASE(".deb: our ar reader outside, libarchive on data.tar.xz from the mapped bytes") {
