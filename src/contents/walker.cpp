@@ -207,6 +207,8 @@ class Walker {
       std::string text = spans.size() == 1
                              ? fmt::format("{}bundle at 0x{:x}", sp.compressed ? "compressed " : "", pos)
                              : fmt::format("{}bundle {} at 0x{:x}", sp.compressed ? "compressed " : "", i, pos);
+      v_.bundle({Container{file_, with(chain, text), {}}, s.errname, bytes, sp.compressed, pos,
+                 s.base ? std::optional(*s.base + pos) : std::nullopt});
       if (sp.compressed)
         ccob(s, bytes, pos, with(chain, text));
       else

@@ -80,9 +80,22 @@ struct Limits {
   std::uint64_t max_expanded_bytes = 64ull << 30;  // decompressed and spooled, per walk
 };
 
+// One bundle of a blob (binary, or a CCOB before it is decompressed), for
+// consumers that describe bundles themselves (compress --info).
+struct BundleSite {
+  Container where;       // the chain ends in "bundle 1 at 0x..." or "compressed bundle at 0x..."
+  std::string errname;   // the name errors about `bytes` give
+  Bytes bytes;           // the whole bundle (a CCOB: header and compressed data); valid during the visit
+  bool compressed = false;
+  std::uint64_t local_offset = 0;       // in the bytes holding it (file, member, section's object)
+  std::optional<std::uint64_t> offset;  // in the named file, where it lies there
+};
+
 class Visitor {
  public:
   virtual ~Visitor() = default;
+  // Each bundle of a blob, before its entries.
+  virtual void bundle(const BundleSite&) {}
   // A container with entries (or refused duplicates), before its entries.
   virtual void container(const Container&) {}
   virtual void entry(const Container&, const Entry&) = 0;

@@ -207,6 +207,13 @@ def compressed_cases(root, d):
     sec_off, sec_size = section(c.dir, 'libk.so')
     ccob = built['libk.so'][sec_off:sec_off + sec_size]
     total, = struct.unpack_from('<I', ccob, 8) if ccob[4:6] == b'\x02\x00' else struct.unpack_from('<Q', ccob, 8)
+    c = Case(root, 'compress', built)
+    rc, out, err = c.run('--info', '--json', 'libk.so')
+    info = json.loads(out) if rc == 0 else {}
+    check('compress --info finds the CCOB inside the library, at the section offset (llvm-readelf)',
+          rc == 0 and [(b['offset'], b['size'], b['compressed'], b['path']) for b in info.get('bundles', [])] ==
+          [(sec_off, total, True, ['libk.so', 'section .hip_fatbin', 'compressed bundle at 0x%x' % sec_off])] and
+          info['bundles'][0]['hash_match'], (out, err))
     c = Case(root, 'size', built)
     rc, out, err = c.run('--json', 'libk.so')
     s = json.loads(out) if rc == 0 else {}
