@@ -28,8 +28,14 @@ StreamReader::StreamReader(Bytes data, std::string file) : a_(archive_read_new()
   archive_read_support_format_zip(a_);
   archive_read_support_format_cpio(a_);
   // open_memory takes a non-const pointer but only reads.
-  if (archive_read_open_memory(a_, const_cast<std::byte*>(data.data()), data.size()) != ARCHIVE_OK)
-    fail_here("cannot open the archive");
+  if (archive_read_open_memory(a_, const_cast<std::byte*>(data.data()), data.size()) != ARCHIVE_OK) {
+    try {
+      fail_here("cannot open the archive");
+    } catch (...) {
+      archive_read_free(a_);  // the destructor does not run for a constructor that throws
+      throw;
+    }
+  }
 }
 
 StreamReader::~StreamReader() { archive_read_free(a_); }
