@@ -246,3 +246,50 @@ TEST_CASE("code object URI: ROCm's percent-encoding of the absolute path") {
   CHECK(percent_encode_path("/opt/rocm 6/lib/a+b~c.so") == "/opt/rocm%206/lib/a%2Bb~c.so");
   CHECK(code_object_uri("/x/y.so", 8192, 118) == "file:///x/y.so#offset=8192&size=118");
 }
+
+TEST_CASE("a CCOB declaring more than the limit stops before decompressing") {
+  // v2: "CCOB" u16 version u16 method u32 total_size u32 uncompressed_size u64 hash, then zstd data.
+  Blob payload = ot::compress::compress_all({}, fixture("b.bundle"));
+  Blob c;
+  append(c, "CCOB");
+  le16(c, 2);
+  le16(c, 1);  // zstd
+  le32(c, 24 + payload.size());
+  le32(c, 0xfffffff0u);  // 4 GiB uncompressed, says the header
+  for (int i = 0; i < 8; ++i) c.push_back(std::byte{0});
+  append(c, payload);
+  Limits l;
+  l.max_expanded_bytes = 1 << 20;
+  CHECK_THROWS_WITH_AS(flat(c, "bomb.bc", l),
+                       "bomb.bc: more than 0x100000 bytes decompressed or spooled (the limit): a decompression bomb?, "
+                       "at offset 0x0",
+                       ot::Error);
+  // The same CCOB with its true size decompresses and lists the entries (no offsets: compressed).
+  Blob ok = c;
+  ok[12] = std::byte{0};
+  Blob b = fixture("b.bundle");
+  for (int i = 0; i < 4; ++i) ok[12 + i] = static_cast<std::byte>(b.size() >> (8 * i));
+  auto got = flat(ok, "z.bc");
+  REQUIRE(got.size() == 3);
+  CHECK(got[1].container == "z.bc, compressed bundle at 0x0");
+  CHECK(got[1].bytes == fixture("gfx906.co"));
+  CHECK(got[1].e.compressed);
+  CHECK_FALSE(got[1].e.offset);
+  CHECK(got[1].e.ccob_size == ok.size());
+}
+
+TEST_CASE("visitors see each bundle before its entries, with its offset in the named file") {
+  struct Sites : Visitor {
+    std::vector<BundleSite> sites;
+    void bundle(const BundleSite& b) override { sites.push_back(b); }
+    void entry(const Container&, const Entry&) override {}
+  } v;
+  std::vector<std::uint64_t> offs;
+  Blob a = ar({{"x.txt", bytes_of("x")}, {"b.bundle", fixture("b.bundle")}}, &offs);
+  walk_bytes(a, "l.a", v);
+  REQUIRE(v.sites.size() == 1);
+  CHECK(v.sites[0].where.name() == "l.a(b.bundle), bundle at 0x0");
+  CHECK(v.sites[0].offset == offs[1]);
+  CHECK(v.sites[0].bytes.size() == fixture("b.bundle").size());
+  CHECK_FALSE(v.sites[0].compressed);
+}
