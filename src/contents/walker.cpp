@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <tuple>
 
 #include "archive/ar_reader.h"
 #include "archive/stream_reader.h"
@@ -240,11 +242,32 @@ class Walker {
       v_.container(c);
       return false;
     }
+    check_no_overlap(entries, at, errname);
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i)
       emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
            base, cc);
     return true;
+  }
+
+  // The bundle reader bounds each payload by the bundle; payloads sharing
+  // bytes (which no writer produces) are hostile input here: one code object
+  // would be counted, extracted or pruned twice.
+  static void check_no_overlap(const std::vector<formats::BundleEntry>& entries, std::uint64_t at,
+                               const std::string& errname) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].size) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::tie(entries[a].offset, a) < std::tie(entries[b].offset, b);
+    });
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const formats::BundleEntry& p = entries[order[k - 1]];
+      const formats::BundleEntry& e = entries[order[k]];
+      if (e.offset < p.offset + p.size)
+        fail_at({errname, at + e.offset}, "bundle entries {} ('{}') and {} ('{}') overlap: payloads at 0x{:x} of 0x{:x} "
+                "bytes and at 0x{:x}", order[k - 1], p.id, order[k], e.id, p.offset, p.size, e.offset);
+    }
   }
 
   void emit(const Container& c, std::uint64_t index, std::string id, Bytes payload, std::uint64_t local,

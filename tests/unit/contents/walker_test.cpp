@@ -293,3 +293,20 @@ TEST_CASE("visitors see each bundle before its entries, with its offset in the n
   CHECK(v.sites[0].bytes.size() == fixture("b.bundle").size());
   CHECK_FALSE(v.sites[0].compressed);
 }
+
+TEST_CASE("payloads sharing bytes are an error naming both entries") {
+  // Two 16-byte payloads 8 bytes apart, laid out here by hand.
+  const std::string a = "hip-amdgcn-amd-amdhsa--gfx906", b = "hip-amdgcn-amd-amdhsa--gfx90a";
+  Blob d;
+  append(d, "__CLANG_OFFLOAD_BUNDLE__");
+  auto u64 = [&](std::uint64_t v) { for (int i = 0; i < 8; ++i) d.push_back(static_cast<std::byte>(v >> (8 * i))); };
+  u64(2);
+  std::uint64_t start = 32 + 24 + a.size() + 24 + b.size();
+  u64(start); u64(16); u64(a.size()); append(d, a);
+  u64(start + 8); u64(16); u64(b.size()); append(d, b);
+  d.resize(start + 24, std::byte{'A'});
+  CHECK_THROWS_WITH_AS(flat(d, "o.bc"),
+                       "o.bc: bundle entries 0 ('hip-amdgcn-amd-amdhsa--gfx906') and 1 ('hip-amdgcn-amd-amdhsa--gfx90a') "
+                       "overlap: payloads at 0x8a of 0x10 bytes and at 0x92, at offset 0x92",
+                       ot::Error);
+}
