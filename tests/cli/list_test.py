@@ -146,6 +146,17 @@ def plain_cases(root, d, built):
           lines[0] == 'libk.so, section .hip_fatbin, bundle at 0x%x: 3 entries' % sec_off and
           re.match(r'^ +1  hipv4-amdgcn-amd-amdhsa--gfx906 +gfx906 +0x[0-9a-f]+  at 0x[0-9a-f]+$', lines[2]) and
           lines[4].startswith('libk.so: 3 entries in 1 container, 0x'), out + err)
+    # An object bundle (clang-offload-bundler-19 -type=o): one entry per __CLANG_OFFLOAD_BUNDLE__ section.
+    harness.write(os.path.join(c.dir, 'dev.co'), ref['hipv4-amdgcn-amd-amdhsa--gfx906'])
+    harness.run([LLVM_BUNDLER, '-type=o', '-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906',
+                 '-input=k.o', '-input=dev.co', '-output=ob.o'], cwd=c.dir, check=True)
+    rc, j, err = list_json(c, 'ob.o')
+    got = [e for e in (j['entries'] if j else []) if e['path'] == ['ob.o', '__CLANG_OFFLOAD_BUNDLE__ sections']]
+    want = [(i, section(c.dir, 'ob.o', '__CLANG_OFFLOAD_BUNDLE__' + i)) for i in
+            ('host-x86_64-unknown-linux-gnu-', 'hip-amdgcn-amd-amdhsa--gfx906')]
+    check('object bundle: one entry per section, at llvm-readelf\'s offsets', rc == 0 and
+          [(e['id'], (e['offset'], e['size'])) for e in got] == want and got[1]['processor'] == 'gfx906' and
+          len(j['entries']) == 5, (rc, j, err))
     # A name that needs percent-encoding in the URI.
     c = Case(root, 'list', {'my lib+1.so': built['libk.so']})
     rc, j, err = list_json(c, 'my lib+1.so')
