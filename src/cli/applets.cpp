@@ -15,8 +15,9 @@ constexpr Applet kApplets[] = {
     // compat's 1 means "no" (not compatible, nothing fits, violations): its errors are 2
     {"compat", "check and explain target-ID compatibility", &tools::define_compat, 2},
     {"compress", "compress, decompress, recompress or describe bundles", &tools::define_compress},
-    {"list", "list the entries of a bundle", &tools::define_list},
+    {"list", "list the device-code entries of any file, package or archive", &tools::define_list},
     {"package", "create, extract or list offload binaries", &tools::define_package},
+    {"size", "bytes of device code per target: which GPU costs what", &tools::define_size},
     {"unbundle", "extract entries from a bundle", &tools::define_unbundle},
     {"wrap", "write a host object that registers device images", &tools::define_wrap},
 };

@@ -58,11 +58,11 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
                        const CheckOptions& options) {
   Selection s;
   for (const FoundContainer& c : containers) {
-    if (!c.refused_duplicates.empty())
-      throw Error({}, fmt::format("{}: the bundle stores '{}' twice (run 'compat verify')", c.name,
-                                  c.refused_duplicates.front()));
+    if (!c.container.refused_duplicates.empty())
+      throw Error({}, fmt::format("{}: the bundle stores '{}' twice (run 'compat verify')", c.name(),
+                                  c.container.refused_duplicates.front()));
     for (const FoundEntry& e : c.entries) {
-      Candidate cand{e, std::nullopt, {}, "rejected", ""};
+      Candidate cand{e, contents::location(c.container, e), std::nullopt, {}, "rejected", ""};
       try {
         cand.spec = parse_spec(e.id);
       } catch (const Error& err) {
@@ -119,7 +119,7 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
       else if (c.result.features_any > best.result.features_any)
         c.reason = fmt::format("compatible, but {} matches the target's feature settings exactly", best.entry.id);
       else
-        c.reason = fmt::format("compatible, but {} comes first", best.entry.location());
+        c.reason = fmt::format("compatible, but {} comes first", best.location);
     }
   } else {
     s.hint = hint_for(s, target);
@@ -130,8 +130,9 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
 std::vector<Finding> verify_containers(const std::vector<FoundContainer>& containers) {
   std::vector<Finding> out;
   for (const FoundContainer& c : containers) {
-    for (const std::string& id : c.refused_duplicates)
-      out.push_back({"duplicate-id", "error", c.name, {id, id}, fmt::format("'{}' is stored twice", id)});
+    const std::string name = c.name();
+    for (const std::string& id : c.container.refused_duplicates)
+      out.push_back({"duplicate-id", "error", name, {id, id}, fmt::format("'{}' is stored twice", id)});
     std::vector<std::pair<const FoundEntry*, TargetSpec>> parsed;
     int hosts = 0;
     for (const FoundEntry& e : c.entries) {
@@ -139,25 +140,25 @@ std::vector<Finding> verify_containers(const std::vector<FoundContainer>& contai
         TargetSpec s = parse_spec(e.id);
         if (s.kind == "host") ++hosts;
         if (s.canonical() != e.id && s.kind != "host")
-          out.push_back({"non-canonical", "warning", c.name, {e.id},
+          out.push_back({"non-canonical", "warning", name, {e.id},
                          fmt::format("'{}' is not in canonical form; clang writes '{}'", e.id, s.canonical())});
         parsed.emplace_back(&e, std::move(s));
       } catch (const Error& err) {
-        out.push_back({"invalid-id", "error", c.name, {e.id}, err.message()});
+        out.push_back({"invalid-id", "error", name, {e.id}, err.message()});
       }
     }
     for (const auto& [e, spec] : parsed)
       if (!e->code_object.empty() && spec.family == Family::Amdgpu && e->code_object != spec.target_id())
-        out.push_back({"code-object-mismatch", "error", c.name, {e->id},
+        out.push_back({"code-object-mismatch", "error", name, {e->id},
                        fmt::format("'{}' names {}, but its code object is built for {}", e->id,
                                    spec.target_id().empty() ? "no processor" : spec.target_id(), e->code_object)});
     if (hosts > 1)
-      out.push_back({"several-hosts", "error", c.name, {}, fmt::format("{} host entries; a bundle has at most one", hosts)});
+      out.push_back({"several-hosts", "error", name, {}, fmt::format("{} host entries; a bundle has at most one", hosts)});
     // Duplicates after canonical spelling.
     for (std::size_t i = 0; i < parsed.size(); ++i)
       for (std::size_t j = i + 1; j < parsed.size(); ++j)
         if (same_target(parsed[i].second, parsed[j].second))
-          out.push_back({"duplicate-id", "error", c.name, {parsed[i].first->id, parsed[j].first->id},
+          out.push_back({"duplicate-id", "error", name, {parsed[i].first->id, parsed[j].first->id},
                          fmt::format("'{}' and '{}' name the same target ({})", parsed[i].first->id,
                                      parsed[j].first->id, parsed[i].second.canonical())});
     // Per kind, triple and processor: a feature is "any" everywhere or set everywhere.
@@ -169,7 +170,7 @@ std::vector<Finding> verify_containers(const std::vector<FoundContainer>& contai
         for (std::string_view f : target::kTargetFeatures) {
           bool in_a = a.features.count(f) != 0, in_b = b.features.count(f) != 0;
           if (in_a == in_b) continue;
-          out.push_back({"mixed-features", "error", c.name, {parsed[i].first->id, parsed[j].first->id},
+          out.push_back({"mixed-features", "error", name, {parsed[i].first->id, parsed[j].first->id},
                          fmt::format("'{}' and '{}' mix {} any with {} on/off for {}; a runtime cannot tell which to "
                                      "load (LLVM's bundler refuses such targets as conflicting)",
                                      parsed[i].first->id, parsed[j].first->id, f, f, a.processor)});

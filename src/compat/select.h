@@ -6,13 +6,18 @@
 #include <string>
 #include <vector>
 
-#include "compat/entries.h"
 #include "compat/target_spec.h"
+#include "contents/walker.h"
 
 namespace ot::compat {
 
+// The containers and entries the rules apply to: contents/walker's.
+using FoundContainer = contents::FoundContainer;
+using FoundEntry = contents::Entry;
+
 struct Candidate {
   FoundEntry entry;
+  std::string location;            // "<container>, entry <index>"
   std::optional<TargetSpec> spec;  // nullopt when the ID does not parse
   CheckResult result;              // empty steps when the ID does not parse or is a host entry
   std::string verdict;             // "selected", "compatible" (but another is preferred), "rejected"

@@ -116,16 +116,19 @@ std::vector<BundleInfo> inspect_file(const std::string& input) {
   Bytes data = in->bytes();
   std::vector<BundleInfo> result;
   for (const formats::BundleSpan& s : bundles_of(data, input, false)) {
-    BundleInfo info{s.offset, s.size, s.compressed, std::nullopt, std::nullopt};
-    if (s.compressed) {
-      Bytes item = data.subspan(s.offset, s.size);
-      info.ccob = decode_ccob(item, input, s.offset, [](Bytes) {});
-      info.stream = stream_info(info.ccob->header.method, formats::ccob_payload(item, info.ccob->header));
-    }
+    result.push_back(inspect_bundle(data.subspan(s.offset, s.size), s.compressed, input, s.offset));
     in->release(s.offset, s.size);
-    result.push_back(std::move(info));
   }
   return result;
+}
+
+BundleInfo inspect_bundle(Bytes item, bool compressed, const std::string& file, std::uint64_t offset) {
+  BundleInfo info{offset, item.size(), compressed, std::nullopt, std::nullopt};
+  if (compressed) {
+    info.ccob = decode_ccob(item, file, offset, [](Bytes) {});
+    info.stream = stream_info(info.ccob->header.method, formats::ccob_payload(item, info.ccob->header));
+  }
+  return info;
 }
 
 }  // namespace ot::compress

@@ -49,5 +49,7 @@ struct BundleInfo {
 // recompute its hash. Decoding errors are thrown; hash mismatches are reported
 // in the result.
 std::vector<BundleInfo> inspect_file(const std::string& input);
+// The same for one bundle `item` found `offset` bytes into `file` (errors name them).
+BundleInfo inspect_bundle(Bytes item, bool compressed, const std::string& file, std::uint64_t offset);
 
 }  // namespace ot::compress

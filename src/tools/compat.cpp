@@ -46,9 +46,9 @@
 #include "cli/diagnostics.h"
 #include "compat/code_object.h"
 #include "compat/detect.h"
-#include "compat/entries.h"
 #include "compat/select.h"
 #include "compat/target_spec.h"
+#include "support/json.h"
 #include "support/mapped_file.h"
 #include "target/processors.h"
 #include "tools/native_bundler_options.h"
@@ -59,23 +59,9 @@ namespace {
 
 constexpr std::string_view kSchema = "offloadtool-compat/1";
 
-std::string js(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c >= 0x7f) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-std::string js_or_null(const std::string& s) { return s.empty() ? "null" : js(s); }
-const char* jb(bool b) { return b ? "true" : "false"; }
+std::string js(std::string_view s) { return json::str(s); }
+std::string js_or_null(const std::string& s) { return json::str_or_null(s); }
+const char* jb(bool b) { return json::boolean(b); }
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
@@ -184,8 +170,7 @@ int do_canonical(const std::vector<std::string>& ids, bool as_json, const std::s
 }
 
 std::vector<compat::FoundContainer> read_containers(const std::string& path) {
-  auto in = InputFile::open(path);
-  return compat::find_containers(in->bytes(), path);
+  return contents::collect_file(path);
 }
 
 int do_select(const std::string& path, const std::string& target_text, bool as_json, const compat::CheckOptions& o) {
@@ -198,7 +183,7 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
       entries += fmt::format(
           "{}\n    {{\"index\": {}, \"id\": {}, \"location\": {}, \"offset\": {}, \"size\": {}, \"compressed\": {}, "
           "\"verdict\": {}, \"reason\": {}, \"canonical\": {}, \"code_object\": {}}}",
-          i == 0 ? "" : ",", i, js(c.entry.id), js(c.entry.location()), c.entry.offset, c.entry.size,
+          i == 0 ? "" : ",", i, js(c.entry.id), js(c.location), c.entry.offset.value_or(c.entry.local_offset), c.entry.size,
           jb(c.entry.compressed), js(c.verdict), js_or_null(c.reason), c.spec ? js(c.spec->canonical()) : "null",
           js_or_null(c.entry.code_object));
     }
@@ -210,8 +195,8 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
     std::string out;
     if (s.chosen) {
       const compat::Candidate& c = s.candidates[*s.chosen];
-      out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", c.entry.id, c.entry.location(), c.entry.size,
-                         c.entry.offset, c.entry.compressed ? " of the decompressed bundle" : "");
+      out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", c.entry.id, c.location, c.entry.size,
+                         c.entry.offset.value_or(c.entry.local_offset), c.entry.compressed ? " of the decompressed bundle" : "");
     } else if (s.candidates.empty()) {
       out += fmt::format("no entry of {} fits {}: it holds no device code (no bundle, compressed bundle, offload "
                          "binary or bundle section)\n", path, target.text);
@@ -222,7 +207,7 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
       if (s.chosen && i == *s.chosen) continue;
       const compat::Candidate& c = s.candidates[i];
       out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected", c.entry.id,
-                         c.entry.location(), c.reason);
+                         c.location, c.reason);
     }
     if (!s.hint.empty()) out += fmt::format("hint: {}\n", s.hint);
     print(out);
@@ -242,7 +227,7 @@ int do_verify(const std::vector<std::string>& paths, bool as_json) {
       entries += c.entries.size();
       std::string ids;
       for (const compat::FoundEntry& e : c.entries) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", js(e.id));
-      cj += fmt::format("{}\n        {{\"name\": {}, \"ids\": [{}]}}", cj.empty() ? "" : ",", js(c.name), ids);
+      cj += fmt::format("{}\n        {{\"name\": {}, \"ids\": [{}]}}", cj.empty() ? "" : ",", js(c.name()), ids);
     }
     for (const compat::Finding& f : findings) {
       (f.severity == "error" ? violations : warnings)++;

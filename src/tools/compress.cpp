@@ -36,6 +36,10 @@
 
 #include "cli/diagnostics.h"
 #include "compress/bundle_file.h"
+#include "contents/walker.h"
+#include "formats/bundle_binary.h"
+#include "formats/compressed_bundle.h"
+#include "support/mapped_file.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -61,15 +65,31 @@ double ratio_of(const compress::DecodedCcob& d) {
                            : 0.0;
 }
 
-void print_json(const std::string& input, std::uint64_t file_size, const std::vector<compress::BundleInfo>& infos) {
+// `found`: bundles the walker found inside another container (compress --info of an
+// object, library, archive or package): each gets its "path", and "offset" is
+// its offset in the file, or null where its bytes do not lie there as stored.
+struct FoundBundle {
+  std::vector<std::string> path;
+  std::string name;
+  std::optional<std::uint64_t> offset;
+};
+
+void print_json(const std::string& input, std::uint64_t file_size, const std::vector<compress::BundleInfo>& infos,
+                const std::vector<FoundBundle>& found = {}) {
   std::string out = fmt::format(
       "{{\n  \"schema\": \"offloadtool.compress.info\",\n  \"version\": 1,\n  \"file\": {},\n  \"size\": {},\n"
       "  \"bundles\": [",
       json_string(input), file_size);
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const compress::BundleInfo& b = infos[i];
-    out += fmt::format("{}\n    {{\"index\": {}, \"offset\": {}, \"size\": {}, \"compressed\": {}", i ? "," : "", i,
-                       b.offset, b.size, b.compressed);
+    std::string offset = std::to_string(b.offset), path;
+    if (!found.empty()) {
+      offset = found[i].offset ? std::to_string(*found[i].offset) : "null";
+      for (const std::string& p : found[i].path) path += (path.empty() ? "" : ", ") + json_string(p);
+      path = fmt::format(", \"path\": [{}]", path);
+    }
+    out += fmt::format("{}\n    {{\"index\": {}, \"offset\": {}{}, \"size\": {}, \"compressed\": {}", i ? "," : "",
+                       i, offset, path, b.size, b.compressed);
     if (b.ccob) {
       const compress::DecodedCcob& d = *b.ccob;
       const formats::CcobHeader& h = d.header;
@@ -90,18 +110,19 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
-void print_text(const std::string& input, const std::vector<compress::BundleInfo>& infos) {
+void print_text(const std::string& input, const std::vector<compress::BundleInfo>& infos,
+                const std::vector<FoundBundle>& found = {}) {
   std::string out = fmt::format("{}: {} bundle{}\n", input, infos.size(), infos.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const compress::BundleInfo& b = infos[i];
+    std::string name = found.empty() ? fmt::format("bundle {} at 0x{:x}", i, b.offset) : found[i].name;
     if (!b.ccob) {
-      out += fmt::format("\nbundle {} at 0x{:x}: uncompressed, {} bytes\n", i, b.offset, b.size);
+      out += fmt::format("\n{}: uncompressed, {} bytes\n", name, b.size);
       continue;
     }
     const compress::DecodedCcob& d = *b.ccob;
     const formats::CcobHeader& h = d.header;
-    out += fmt::format("\nbundle {} at 0x{:x}: compressed bundle version {}, {}\n", i, b.offset, h.version,
-                       compress::method_name(h.method));
+    out += fmt::format("\n{}: compressed bundle version {}, {}\n", name, h.version, compress::method_name(h.method));
     out += fmt::format("  {:<17}{} bytes\n", "header", h.header_size);
     if (h.total_size) out += fmt::format("  {:<17}{} bytes\n", "total size", *h.total_size);
     out += fmt::format("  {:<17}{} bytes\n", "compressed", d.compressed_size);
@@ -126,8 +147,35 @@ struct CompressOptions {
   std::uint16_t ccob_version = 2;
 };
 
+// --info of a file that is not itself a bundle (an object, a library, an
+// archive, a package): every bundle the walker finds in it, described alike.
+class BundleDescriber : public contents::Visitor {
+ public:
+  std::vector<compress::BundleInfo> infos;
+  std::vector<FoundBundle> found;
+  void bundle(const contents::BundleSite& b) override {
+    infos.push_back(compress::inspect_bundle(b.bytes, b.compressed, b.errname, b.local_offset));
+    found.push_back({b.where.path(), b.where.name(), b.offset});
+  }
+  void entry(const contents::Container&, const contents::Entry&) override {}
+};
+
+
 int describe(const CompressOptions& o) {
   if (!o.output.empty()) fail("", "--info and --verify write no output file: drop -o");
+  if (o.info && o.input != "-") {
+    auto in = InputFile::open(o.input);
+    if (!formats::has_binary_bundle_magic(in->bytes()) && !formats::has_ccob_magic(in->bytes())) {
+      BundleDescriber d;
+      contents::walk_bytes(in->bytes(), o.input, d);
+      if (d.infos.empty()) fail(o.input, "not an offload bundle or compressed offload bundle, and holds none");
+      if (o.as_json)
+        print_json(o.input, in->size(), d.infos, d.found);
+      else
+        print_text(o.input, d.infos, d.found);
+      return 0;
+    }
+  }
   std::vector<compress::BundleInfo> infos = compress::inspect_file(o.input);
   if (o.info) {
     if (o.as_json)

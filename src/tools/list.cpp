@@ -1,45 +1,135 @@
-// offloadtool list: the entries of a bundle.
+// offloadtool list: every device-code entry of every file given, through any
+// container contents/walker.h knows (bundles, CCOBs, offload binaries, ELF and
+// COFF sections, ar, tar, zip, cpio, rpm, .deb), nested to any depth.
+//
+// Text: per container one header line (its chain and entry count), then one
+// line per entry (index, ID, processor from the code object's header, size,
+// offset in the named file); per file a total line.
+//
+// --json prints ONE object, schema "offloadtool-list/1" (fields are only ever
+// added within a version):
+//   {"schema": "offloadtool-list/1",
+//    "files": [{"file": <as given>, "entries": n}],
+//    "entries": [{"file", "path": [<file>, <member>..., "section .hip_fatbin", "bundle 3 at 0x2000"],
+//                 "index", "id": <as stored>, "target": <canonical, or the ID as stored if it does not parse>,
+//                 "processor": string|null, "offset": n|null, "size": n, "compressed": bool,
+//                 "uri": "file://<absolute path>#offset=n&size=n" | null}]}
+// offset (and uri) is null where the entry's bytes do not lie contiguous and
+// uncompressed in the named file (inside a CCOB or a tar/zip/cpio/rpm member).
+//
+// A file without device code is an error ("no device code found"); the other
+// files are still listed, and the exit code is 1.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
-#include "bundler/archive_unbundle.h"
-#include "formats/bundle_binary.h"
-#include "tools/native_bundler_options.h"
+#include "cli/diagnostics.h"
+#include "contents/uri.h"
+#include "contents/walker.h"
+#include "support/json.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
 namespace {
 
 struct ListOptions {
-  std::string input, type;
+  std::vector<std::string> inputs;
+  bool json = false;
 };
 
-int list(const ListOptions& o) {
-  bundler::Config c = make_config();
-  c.inputs = {o.input};
-  c.type = o.type.empty() ? type_from_content(o.input) : o.type;
-  if (c.type.empty()) fail(o.input, "not an offload bundle");
-  if (c.type == "a") {  // "<member>: <bundle id>" for every entry of every member
-    std::string text;
-    for (const bundler::ArchiveEntry& e : bundler::archive_entries(c)) text += e.member + ": " + e.bundle_id + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return 0;
+void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+std::string entry_json(const std::string& file, const contents::FoundContainer& c, const contents::Entry& e) {
+  std::string path;
+  for (const std::string& p : c.container.path()) path += (path.empty() ? "" : ", ") + json::str(p);
+  std::string offset = e.offset ? std::to_string(*e.offset) : "null";
+  std::string uri = e.offset && file != "-" ? json::str(contents::code_object_uri(file, *e.offset, e.size)) : "null";
+  if (file == "-") offset = "null";  // no path to name: no offset either (uri is null exactly when offset is)
+  return fmt::format(
+      "    {{\"file\": {}, \"path\": [{}], \"index\": {}, \"id\": {}, \"target\": {}, \"processor\": {}, "
+      "\"offset\": {}, \"size\": {}, \"compressed\": {}, \"uri\": {}}}",
+      json::str(file), path, e.index, json::str(e.id), json::str(e.target), json::opt_str(e.processor), offset,
+      e.size, json::boolean(e.compressed), uri);
+}
+
+std::string text_for(const std::string& file, const std::vector<contents::FoundContainer>& found) {
+  std::string out;
+  std::uint64_t entries = 0, bytes = 0;
+  for (const contents::FoundContainer& c : found) {
+    std::size_t id_width = 2, proc_width = 1;
+    for (const contents::Entry& e : c.entries) {
+      id_width = std::max(id_width, e.id.size());
+      proc_width = std::max(proc_width, e.processor.value_or("-").size());
+    }
+    out += fmt::format("{}: {} {}\n", c.name(), c.entries.size(), c.entries.size() == 1 ? "entry" : "entries");
+    for (const contents::Entry& e : c.entries) {
+      std::string where = e.offset ? fmt::format("at 0x{:x}", *e.offset)
+                                   : e.compressed ? "compressed" : fmt::format("at 0x{:x} of the member", e.local_offset);
+      out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:>10}  {}\n", e.index, e.id, id_width, e.processor.value_or("-"),
+                         proc_width, fmt::format("0x{:x}", e.size), where);
+      ++entries;
+      bytes += e.size;
+    }
+    for (const std::string& id : c.container.refused_duplicates)
+      out += fmt::format("  the bundle stores '{}' twice: its entries are not read (run 'compat verify')\n", id);
   }
-  bundler::list(c);
-  return 0;
+  out += fmt::format("{}: {} {} in {} {}, 0x{:x} bytes\n", file, entries, entries == 1 ? "entry" : "entries",
+                     found.size(), found.size() == 1 ? "container" : "containers", bytes);
+  return out;
+}
+
+int list(const ListOptions& o, const cli::Invocation& inv) {
+  int rc = 0;
+  std::string files_json, entries_json;
+  for (const std::string& file : o.inputs) {
+    std::vector<contents::FoundContainer> found;
+    std::size_t n = 0;
+    try {
+      found = contents::collect_file(file);
+      for (const contents::FoundContainer& c : found) n += c.entries.size() + c.container.refused_duplicates.size();
+      if (n == 0)
+        fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
+                   "in any archive member)");
+    } catch (const Error& e) {
+      std::fflush(stdout);  // the error after what was listed before it
+      cli::print_error(inv.prog, e.what());
+      rc = 1;
+      found.clear();
+    }
+    std::size_t listed = 0;
+    for (const contents::FoundContainer& c : found) listed += c.entries.size();
+    if (o.json) {
+      files_json += fmt::format("{}\n    {{\"file\": {}, \"entries\": {}}}", files_json.empty() ? "" : ",",
+                                json::str(file), listed);
+      for (const contents::FoundContainer& c : found)
+        for (const contents::Entry& e : c.entries)
+          entries_json += (entries_json.empty() ? "\n" : ",\n") + entry_json(file, c, e);
+    } else if (!found.empty()) {
+      print(text_for(file, found));
+    }
+  }
+  if (o.json)
+    print(fmt::format("{{\n  \"schema\": \"offloadtool-list/1\",\n  \"files\": [{}\n  ],\n  \"entries\": [{}\n  ]\n}}\n",
+                      files_json, entries_json));
+  return rc;
 }
 
 }  // namespace
 
 cli::AppletBody define_list(CLI::App& app) {
   auto o = std::make_shared<ListOptions>();
-  app.description("List the bundle IDs of an offload bundle (or of several concatenated ones), in file order; of an "
-                  "archive, \"<member>: <bundle id>\" for every member.");
-  app.add_option("input", o->input, "bundle to read ('-' for standard input)")->required();
-  app.add_option("--type", o->type, "file type (default: detected from the content)");
-  return [o](const cli::Invocation&) { return list(*o); };
+  app.description(
+      "List every device-code entry of every file given, through any container: binary and text bundles, compressed "
+      "bundles (CCOB), offload binaries, ELF and COFF objects and libraries (__CLANG_OFFLOAD_BUNDLE__ sections, "
+      ".hip_fatbin, .llvm.offloading), ar archives, tar (gzip, xz, zstd, bzip2), zip, cpio, rpm and .deb packages, "
+      "nested to any depth. Per container a header line with its chain and entry count, then index, ID, processor "
+      "(from the code object's header), size and offset in the file (where the bytes lie there uncompressed). A file "
+      "without device code is an error (exit 1), after the others are listed.");
+  app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
+  app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-list/1)");
+  return [o](const cli::Invocation& inv) { return list(*o, inv); };
 }
 
 }  // namespace ot::tools

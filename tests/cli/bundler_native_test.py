@@ -9,6 +9,7 @@ Environment: OFFLOADTOOL = the offloadtool binary, OT_TEST_DATA = tests/data (LL
 Prints "N passed, M failed"; exits 1 on failure.
 """
 
+import json
 import os
 import sys
 
@@ -56,8 +57,30 @@ def concatenated_cases(root, tmp, dev):
     blob = pad(tu1, 4096) + pad(tu2, 4096) + pad(tu3, 4096)
     files = {'fatbin': blob}
     c = Case(root, 'list', files)
-    expect('list: every bundle of a concatenated blob, in file order', c, ['fatbin'], 0,
-           '\n'.join([HOST + '-', G906, G90A, HOST + '-', G906, SM70, HOST + '-', G90A]) + '\n', files=[])
+    # `list` walks every container now: one header line per bundle, then its
+    # entries; --json gives the IDs, chains and offsets checked here.
+    got = expect('list: every bundle of a concatenated blob, in file order', c, ['fatbin', '--json'], 0, None,
+                 files=[])
+    entries = json.loads(got[1])['entries'] if got[0] == 0 else []
+    check('list: the IDs of all three bundles, in file order', [e['id'] for e in entries] ==
+          [HOST + '-', G906, G90A, HOST + '-', G906, SM70, HOST + '-', G90A], entries)
+    second, third = 4096 * ((len(tu1) + 4095) // 4096), 4096 * ((len(tu1) + 4095) // 4096 + (len(tu2) + 4095) // 4096)
+    check('list: each entry names its bundle', [e['path'] for e in entries] ==
+          [['fatbin', 'bundle 0 at 0x0']] * 3 + [['fatbin', 'compressed bundle 1 at 0x%x' % second]] * 3 +
+          [['fatbin', 'bundle 2 at 0x%x' % third]] * 2, [e['path'] for e in entries])
+    want = {1: dev['d1'], 2: dev['d2'], 7: dev['d5']}
+    check('list: offsets of uncompressed entries point at their bytes in the file',
+          len(entries) == 8 and all(blob[entries[i]['offset']:entries[i]['offset'] + entries[i]['size']] == b
+                                    for i, b in want.items()), entries)
+    check('list: entries in a compressed bundle have no offset',
+          len(entries) == 8 and all(e['offset'] is None and e['uri'] is None and e['compressed']
+                                    for e in entries[3:6]), entries)
+    got = c.run('fatbin')
+    check('list: text form, one header line per bundle and a total',
+          got[0] == 0 and got[1].startswith('fatbin, bundle 0 at 0x0: 3 entries\n') and
+          'fatbin, compressed bundle 1 at 0x%x: 3 entries\n' % second in got[1] and
+          got[1].endswith('fatbin: 8 entries in 3 containers, 0x%x bytes\n' % sum(
+              len(b) for b in (dev['d1'], dev['d2'], dev['d3'], dev['d4'], dev['d5']))), got)
 
     # The worklist is drained across the bundles: the first compatible entry wins.
     c = Case(root, 'unbundle', files)
@@ -103,8 +126,18 @@ def archive_cases(root, tmp, dev):
                'plain.txt': b'not a bundle\n'}
     lib = harness.llvm_ar(members, tmp)
     c = Case(root, 'list', {'lib.a': lib})
-    expect('list: every member of an archive, compressed ones too', c, ['lib.a'], 0,
-           'a.bc: %s-\na.bc: %s\nb.bc: %s-\nb.bc: %s\n' % (HOST, G906, HOST, G90A), files=[])
+    got = expect('list: every member of an archive, compressed ones too', c, ['lib.a', '--json'], 0, None, files=[])
+    entries = json.loads(got[1])['entries'] if got[0] == 0 else []
+    check('list: archive members in the chain', [(e['path'], e['id']) for e in entries] ==
+          [(['lib.a', 'a.bc', 'bundle at 0x0'], HOST + '-'), (['lib.a', 'a.bc', 'bundle at 0x0'], G906),
+           (['lib.a', 'b.bc', 'compressed bundle at 0x0'], HOST + '-'),
+           (['lib.a', 'b.bc', 'compressed bundle at 0x0'], G90A)], entries)
+    check('list: the offset of an entry in a plain member is its offset in the archive',
+          len(entries) == 4 and lib[entries[1]['offset']:entries[1]['offset'] + entries[1]['size']] == dev['d1'],
+          entries)
+    got = c.run('lib.a')
+    check('list: text form names the members', got[0] == 0 and got[1].startswith('lib.a(a.bc), bundle at 0x0: 2 entries\n')
+          and 'lib.a(b.bc), compressed bundle at 0x0: 2 entries\n' in got[1], got)
     c = Case(root, 'list', {'lib.a': lib[:-5]})
     got = c.run('lib.a')
     check('list: a truncated archive is one error line naming it', got[0] == 1 and got[1] == '' and

@@ -13,6 +13,8 @@ Prints "N passed, M failed"; exits 1 on failure.
 
 import json
 import os
+import re
+import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
@@ -256,9 +258,27 @@ def run_select(root):
     rc, out, err = c.run('select', 'z.bc', '--target', 'gfx906')
     check('select: corrupted CCOB', rc == 2 and out == '' and err.startswith(
         E + 'z.bc: cannot decompress the compressed bundle: ') and err.endswith(', at offset 0x0\n'), err)
+    # Archives inside archive members are searched now (contents/walker): an
+    # empty one holds no device code, one holding a bundle is found.
     run([LLVM + '/llvm-ar', 'rc', 'outer.a', 'nested.a'], cwd=c.dir, check=True)
-    expect('select: nested archive', c, ['select', 'outer.a', '--target', 'gfx906'], 2, '',
-           E + 'outer.a(nested.a): nested archive: archives inside archive members are not searched, at offset 0x0\n')
+    rc, out, err = c.run('select', 'outer.a', '--target', 'gfx906')
+    check('select: nested empty archive', rc == 1 and err == '' and out.startswith(
+        'no entry of outer.a fits gfx906: it holds no device code'), (rc, out, err))
+    c = Case(root, {'hip2.bc': golden('19-hip2.bc')})
+    run([LLVM + '/llvm-ar', 'rc', 'inner.a', 'hip2.bc'], cwd=c.dir, check=True)
+    run([LLVM + '/llvm-ar', 'rc', 'outer.a', 'inner.a'], cwd=c.dir, check=True)
+    rc, out, err = c.run('select', 'outer.a', '--target', 'gfx900')
+    check('select: a bundle in an archive inside an archive', rc == 0 and err == '' and out.startswith(
+        'selected hip-amdgcn-amd-amdhsa--gfx900 (outer.a(inner.a)(hip2.bc), bundle at 0x0, entry 0, '), (rc, out, err))
+    # "0x.. bytes at 0x..": the offset in outer.a itself, where the bundle's own header puts the payload
+    m = re.search(r'entry 0, 0x([0-9a-f]+) bytes at 0x([0-9a-f]+)\)', out)
+    hip2 = golden('19-hip2.bc')
+    first_off, first_size = struct.unpack_from('<QQ', hip2, 32)  # entry 0's offset and size
+    with open(os.path.join(c.dir, 'outer.a'), 'rb') as f:
+        outer = f.read()
+    check('select: the offset of an entry in a nested archive is its offset in the outer file', m is not None and
+          outer[int(m.group(2), 16):int(m.group(2), 16) + int(m.group(1), 16)] ==
+          hip2[first_off:first_off + first_size] and int(m.group(1), 16) == first_size, out)
 
 
 def run_verify(root):

@@ -1,12 +1,13 @@
 #include <doctest/doctest.h>
 
-#include "compat/entries.h"
+#include "contents/walker.h"
 #include "compat/select.h"
 #include "formats/bundle_binary.h"
 #include "support/error.h"
 #include "../test_files.h"
 
 using namespace ot::compat;
+using ot::contents::collect;
 
 namespace {
 
@@ -22,7 +23,7 @@ std::vector<std::byte> bundle(std::vector<std::string> ids) {
 
 Selection pick(const std::vector<std::string>& ids, const char* target) {
   auto data = bundle(ids);
-  return select_entry(find_containers(data, "b.bc"), parse_spec(target));
+  return select_entry(collect(data, "b.bc"), parse_spec(target));
 }
 
 std::string chosen_id(const Selection& s) { return s.chosen ? s.candidates[*s.chosen].entry.id : ""; }
@@ -31,20 +32,20 @@ std::string chosen_id(const Selection& s) { return s.chosen ? s.candidates[*s.ch
 
 TEST_CASE("golden LLVM 19 bundles: entries of binary, compressed and text bundles") {
   auto hip2 = ot::test::golden("19-hip2.bc");
-  auto c = find_containers(hip2, "19-hip2.bc");
+  auto c = collect(hip2, "19-hip2.bc");
   REQUIRE(c.size() == 1);
   REQUIRE(c[0].entries.size() == 2);
   CHECK(c[0].entries[0].id == "hip-amdgcn-amd-amdhsa--gfx900");
-  CHECK(c[0].entries[1].location() == "19-hip2.bc, bundle at 0x0, entry 1");
+  CHECK(ot::contents::location(c[0].container, c[0].entries[1]) == "19-hip2.bc, bundle at 0x0, entry 1");
 
   auto z = ot::test::golden("19-hip2-compressed.bc");
-  auto cz = find_containers(z, "z.bc");
+  auto cz = collect(z, "z.bc");
   REQUIRE(cz.size() == 1);
-  CHECK(cz[0].name == "z.bc, compressed bundle at 0x0");
+  CHECK(cz[0].name() == "z.bc, compressed bundle at 0x0");
   CHECK(cz[0].entries.at(1).compressed);
 
   auto text = ot::test::golden("19-text.i");
-  auto ct = find_containers(text, "t.i");
+  auto ct = collect(text, "t.i");
   REQUIRE(ct.size() == 1);
   CHECK(ct[0].entries.size() == 3);
   CHECK(ct[0].entries[2].id == "hip-amdgcn-amd-amdhsa--gfx900");
@@ -86,7 +87,7 @@ TEST_CASE("select: nothing fits, every rejection explained, with a hint") {
 TEST_CASE("verify: composition rules") {
   auto findings = [](std::vector<std::string> ids) {
     auto data = bundle(ids);
-    return verify_containers(find_containers(data, "b.bc"));
+    return verify_containers(collect(data, "b.bc"));
   };
   CHECK(findings({"hip-amdgcn-amd-amdhsa--gfx906:xnack+", "hip-amdgcn-amd-amdhsa--gfx906:xnack-"}).empty());
   auto mixed = findings({"hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx906:xnack+"});
@@ -110,9 +111,9 @@ TEST_CASE("verify: composition rules") {
 
   // The exact same ID twice: the bundle reader refuses it; verify reports it.
   auto data = bundle({"hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx906"});
-  auto c = find_containers(data, "d.bc");
+  auto c = collect(data, "d.bc");
   REQUIRE(c.size() == 1);
-  CHECK(c[0].refused_duplicates == std::vector<std::string>{"hip-amdgcn-amd-amdhsa--gfx906"});
+  CHECK(c[0].container.refused_duplicates == std::vector<std::string>{"hip-amdgcn-amd-amdhsa--gfx906"});
   auto f = verify_containers(c);
   REQUIRE(f.size() == 1);
   CHECK(f[0].message == "'hip-amdgcn-amd-amdhsa--gfx906' is stored twice");
@@ -124,9 +125,9 @@ TEST_CASE("verify: composition rules") {
 TEST_CASE("malformed inputs: errors name the file and offset") {
   auto data = bundle({"hip-amdgcn-amd-amdhsa--gfx906"});
   data.resize(data.size() - 1);  // the payload now extends past the end
-  CHECK_THROWS_WITH_AS(find_containers(data, "t.bc"),
+  CHECK_THROWS_WITH_AS(collect(data, "t.bc"),
                        "t.bc: bundle entry 0 ('hip-amdgcn-amd-amdhsa--gfx906') payload at 0x55 of 0x1 bytes extends past "
                        "the end of the file (0x55 bytes), at offset 0x20",
                        ot::Error);
-  CHECK(find_containers(ot::test::bytes_of("plain text"), "p.txt").empty());
+  CHECK(collect(ot::test::bytes_of("plain text"), "p.txt").empty());
 }

@@ -1,0 +1,49 @@
+// Reading tar (plain or gzip, bzip2, xz, zstd compressed), zip, cpio and rpm
+// archives through libarchive, in one streaming pass over bytes in memory (a
+// mapped file, or a range of one: a .deb's data.tar.xz member). Only the
+// formats and filters the lean static libarchive has are enabled (README).
+// ar archives are archive/ar_reader's, not this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "support/bytes.h"
+
+struct archive;
+
+namespace ot::archive {
+
+// The magic of an archive this reader opens (tar needs 263 bytes to be seen).
+bool has_stream_archive_magic(Bytes prefix);
+
+class StreamReader {
+ public:
+  // Errors name `file` and, where libarchive tells, the offset in `data`.
+  StreamReader(Bytes data, std::string file);
+  ~StreamReader();
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
+
+  struct Header {
+    std::string name;                   // the path as stored
+    bool regular = false;               // a regular file (not a directory, link, device)
+    std::optional<std::uint64_t> size;  // when the archive records it
+  };
+  // The next member, or nullopt at the end of the archive.
+  std::optional<Header> next();
+  // Up to `buf.size()` bytes of the current member's data; 0 at its end.
+  std::size_t read(std::span<std::byte> buf);
+  // How far into `data` the reader has got (the compressed bytes consumed).
+  std::uint64_t consumed() const;
+  // "tar (gzip)", "ZIP 2.0 (deflation)" -- libarchive's names, for messages.
+  std::string format_name() const;
+
+ private:
+  [[noreturn]] void fail_here(const char* what) const;
+  ::archive* a_ = nullptr;
+  std::string file_;
+};
+
+}  // namespace ot::archive

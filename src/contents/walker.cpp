@@ -1,0 +1,448 @@
+#include "contents/walker.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+#include "archive/ar_reader.h"
+#include "archive/stream_reader.h"
+#include "compat/code_object.h"
+#include "compat/target_spec.h"
+#include "compress/codec.h"
+#include "formats/bundle_binary.h"
+#include "formats/bundle_sequence.h"
+#include "formats/bundle_text.h"
+#include "formats/compressed_bundle.h"
+#include "formats/offload_binary.h"
+#include "object/object_file.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+
+namespace ot::contents {
+namespace {
+
+constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
+constexpr std::string_view kDup = "duplicate bundle entry id '";  // formats/bundle_binary.cpp's message
+constexpr std::string_view kTextStart = "__CLANG_OFFLOAD_BUNDLE____START__";
+constexpr std::uint16_t kEmCuda = 190;
+// Enough of a member to see every magic below (tar's "ustar" is at 257).
+constexpr std::size_t kSniffSize = 512;
+
+bool duplicate_id(const Error& e) { return e.message().starts_with(kDup); }
+
+// "sm_70" from a CUDA ELF's e_flags (EF_CUDA_SM, the low byte, in the layout
+// nvcc used before EI_ABIVERSION 8); nullopt for anything less simple.
+std::optional<std::string> cuda_processor(Bytes d) {
+  if (d.size() < 52 || as_chars(d.first(4)) != "\x7f" "ELF" || d[5] != std::byte{1}) return std::nullopt;
+  if (load_le<std::uint16_t>(d.data() + 18) != kEmCuda) return std::nullopt;
+  if (std::to_integer<unsigned>(d[8]) >= 8) return std::nullopt;  // the newer e_flags layout
+  std::uint32_t flags = load_le<std::uint32_t>(d.data() + (d[4] == std::byte{2} ? 48 : 36));
+  unsigned sm = flags & 0xff;
+  if (sm < 10) return std::nullopt;
+  return fmt::format("sm_{}", sm);
+}
+
+std::string canonical_target(const std::string& id) {
+  try {
+    return compat::parse_spec(id).canonical();
+  } catch (const Error&) {
+    return id;
+  }
+}
+
+// Whether a member's first bytes show anything the walk reads: only those are spooled.
+bool worth_reading(Bytes p) {
+  auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
+  if (starts("\x7f" "ELF") || starts("!<arch>\n") || starts(formats::kBundleMagic) ||
+      formats::has_ccob_magic(p) || formats::has_offload_binary_magic(p) || archive::has_stream_archive_magic(p))
+    return true;
+  if (p.size() >= 4) {  // COFF objects: a machine number, or bigobj's 0000 ffff
+    std::uint16_t m = load_le<std::uint16_t>(p.data()), m2 = load_le<std::uint16_t>(p.data() + 2);
+    if (m == 0x8664 || m == 0xaa64 || m == 0x14c || m == 0x1c4 || m == 0xa641 || (m == 0 && m2 == 0xffff)) return true;
+  }
+  return as_chars(p).find(kTextStart) != std::string_view::npos;
+}
+
+// The CCOB an entry is inside: its bytes in the file (header included).
+struct Ccob {
+  std::uint64_t size = 0;
+};
+
+// Bytes being looked at: a file, a member, a decompressed bundle.
+struct Source {
+  Bytes data;
+  std::string errname;                 // the name errors give: "pkg.deb(data.tar.xz)(./lib.so)"
+  std::vector<Link> chain;             // the links down to these bytes
+  std::optional<std::uint64_t> base;   // where data[0] lies in the named file, if it does
+  unsigned depth = 0;
+
+  Source inner(Bytes d, std::string err, Link link, std::optional<std::uint64_t> b) const {
+    Source s{d, std::move(err), chain, b, depth + 1};
+    s.chain.push_back(std::move(link));
+    return s;
+  }
+};
+
+class Walker {
+ public:
+  Walker(std::string file, Visitor& v, const Limits& limits, const InputFile* mapped)
+      : file_(std::move(file)), v_(v), limits_(limits), mapped_(mapped) {}
+
+  void node(const Source& s) {
+    if (s.depth > limits_.max_depth)
+      fail_at({s.errname, 0}, "containers nested more than {} deep", limits_.max_depth);
+    Bytes data = s.data;
+    if (archive::is_archive(data) || archive::is_thin_archive(data)) {
+      ar(s);
+      return;
+    }
+    object::ObjectKind kind = object::identify_object(data);
+    if (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) {
+      object_file(s);
+      return;
+    }
+    if (formats::has_offload_binary_magic(data)) {
+      offload_binaries(s, data, 0, s.chain);
+      return;
+    }
+    if (blob(s, data, 0, s.chain)) return;
+    if (archive::has_stream_archive_magic(data)) {
+      stream_archive(s);
+      return;
+    }
+    text(s, data, s.errname, s.chain, false, s.base);
+  }
+
+ private:
+  void charge(std::uint64_t n, const std::string& where, std::uint64_t at) {
+    if (n > limits_.max_expanded_bytes - expanded_)
+      fail_at({where, at}, "more than 0x{:x} bytes decompressed or spooled (the limit): a decompression bomb?",
+              limits_.max_expanded_bytes);
+    expanded_ += n;
+  }
+
+  void count_member(std::uint64_t& n, const Source& s) {
+    if (++n > limits_.max_members) fail(s.errname, "more than {} archive members (the limit)", limits_.max_members);
+  }
+
+  void ar(const Source& s) {
+    archive::MemberReader r(s.data, s.errname);
+    std::uint64_t n = 0;
+    while (auto m = r.next()) {
+      count_member(n, s);
+      auto base = s.base ? std::optional(*s.base + m->offset) : std::nullopt;
+      node(s.inner(m->data, fmt::format("{}({})", s.errname, m->name), {m->name, true}, base));
+      if (base) release(*base, m->data.size());
+    }
+  }
+
+  // Done with [off, off+len) of the named file: its pages may leave memory
+  // (read back from the file if touched again), so that a walk through a
+  // large archive keeps its resident set flat.
+  void release(std::uint64_t off, std::uint64_t len) const {
+    if (mapped_) mapped_->release(off, len);
+  }
+
+  // tar, zip, cpio, rpm: one pass; members worth reading are spooled to an
+  // unlinked scratch file and mapped, the others read through and dropped.
+  void stream_archive(const Source& s) {
+    archive::StreamReader r(s.data, s.errname);
+    std::uint64_t n = 0;
+    std::vector<std::byte> buf(256 << 10);
+    while (auto h = r.next()) {
+      count_member(n, s);
+      if (!h->regular) continue;
+      std::string errname = fmt::format("{}({})", s.errname, h->name);
+      std::size_t got = 0;
+      while (got < kSniffSize) {
+        std::size_t k = r.read(std::span(buf).subspan(got, kSniffSize - got));
+        if (k == 0) break;
+        got += k;
+      }
+      charge(got, errname, 0);
+      Bytes prefix(buf.data(), got);
+      if (!worth_reading(prefix)) {
+        std::uint64_t total = got;
+        while (std::size_t k = r.read(buf)) {
+          charge(k, errname, total);
+          total += k;
+        }
+        if (s.base) release(*s.base, r.consumed());
+        continue;
+      }
+      // A declared size past the budget fails before anything is written.
+      if (h->size && *h->size > got && *h->size - got > limits_.max_expanded_bytes - expanded_) charge(*h->size - got, errname, got);
+      OutputFile spool = OutputFile::scratch("");
+      spool.write(prefix);
+      std::uint64_t total = got;
+      while (std::size_t k = r.read(buf)) {
+        charge(k, errname, total);
+        spool.write(Bytes(buf.data(), k));
+        total += k;
+      }
+      std::shared_ptr<InputFile> mapped = spool.map(errname);
+      node(s.inner(mapped->bytes(), errname, {h->name, true}, std::nullopt));
+      if (s.base) release(*s.base, r.consumed());
+    }
+  }
+
+  // Consecutive bundles and CCOBs at `at` in the source; false when `data` does not start with one.
+  bool blob(const Source& s, Bytes data, std::uint64_t at, const std::vector<Link>& chain) {
+    std::vector<formats::BundleSpan> spans;
+    try {
+      spans = rebase_errors(at, [&] { return formats::split_bundles(data, s.errname); });
+    } catch (const Error& e) {
+      // The splitter reads every header, and the binary bundle reader refuses
+      // one that stores an ID twice. When that is the first bundle, report it
+      // (binary() records the duplicate) and nothing after it.
+      if (!duplicate_id(e) || !formats::has_binary_bundle_magic(data)) throw;
+      if (binary(s, data, at, s.errname, with(chain, fmt::format("bundle at 0x{:x}", at)), false, s.base, {}))
+        throw;  // the duplicate is in a later bundle
+      return true;
+    }
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      const formats::BundleSpan& sp = spans[i];
+      Bytes bytes = data.subspan(sp.offset, sp.size);
+      std::uint64_t pos = at + sp.offset;
+      std::string text = spans.size() == 1
+                             ? fmt::format("{}bundle at 0x{:x}", sp.compressed ? "compressed " : "", pos)
+                             : fmt::format("{}bundle {} at 0x{:x}", sp.compressed ? "compressed " : "", i, pos);
+      v_.bundle({Container{file_, with(chain, text), {}}, s.errname, bytes, sp.compressed, pos,
+                 s.base ? std::optional(*s.base + pos) : std::nullopt});
+      if (sp.compressed)
+        ccob(s, bytes, pos, with(chain, text));
+      else
+        binary(s, bytes, pos, s.errname, with(chain, text), false, s.base, {});
+    }
+    return !spans.empty();
+  }
+
+  static std::vector<Link> with(std::vector<Link> chain, std::string text) {
+    chain.push_back({std::move(text), false});
+    return chain;
+  }
+
+  // A binary bundle at `at` in bytes whose data[0] lies at `base` in the named
+  // file (if it does). False when the bundle stores an ID twice: recorded.
+  bool binary(const Source&, Bytes data, std::uint64_t at, const std::string& errname, std::vector<Link> chain,
+              bool compressed, std::optional<std::uint64_t> base, Ccob cc) {
+    Container c{file_, std::move(chain), {}};
+    std::vector<formats::BundleEntry> entries;
+    try {
+      entries = rebase_errors(at, [&] { return formats::read_binary_bundle(data, errname); });
+    } catch (const Error& e) {
+      // The reader refuses a bundle storing one ID twice; that is a composition
+      // fault `verify` reports, not a reason to stop reading the file.
+      if (!duplicate_id(e)) throw;
+      std::string id = e.message().substr(kDup.size());
+      if (!id.empty()) id.pop_back();
+      c.refused_duplicates.push_back(id);
+      v_.container(c);
+      return false;
+    }
+    check_no_overlap(entries, at, errname);
+    v_.container(c);
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
+           base, cc);
+    return true;
+  }
+
+  // The bundle reader bounds each payload by the bundle; payloads sharing
+  // bytes (which no writer produces) are hostile input here: one code object
+  // would be counted, extracted or pruned twice.
+  static void check_no_overlap(const std::vector<formats::BundleEntry>& entries, std::uint64_t at,
+                               const std::string& errname) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].size) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::tie(entries[a].offset, a) < std::tie(entries[b].offset, b);
+    });
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const formats::BundleEntry& p = entries[order[k - 1]];
+      const formats::BundleEntry& e = entries[order[k]];
+      if (e.offset < p.offset + p.size)
+        fail_at({errname, at + e.offset}, "bundle entries {} ('{}') and {} ('{}') overlap: payloads at 0x{:x} of 0x{:x} "
+                "bytes and at 0x{:x}", order[k - 1], p.id, order[k], e.id, p.offset, p.size, e.offset);
+    }
+  }
+
+  void emit(const Container& c, std::uint64_t index, std::string id, Bytes payload, std::uint64_t local,
+            bool compressed, std::optional<std::uint64_t> base, Ccob cc) {
+    Entry e;
+    e.index = index;
+    e.target = canonical_target(id);
+    e.id = std::move(id);
+    if (auto t = compat::amdgpu_code_object(payload)) {
+      e.code_object =
+          t->target_id.empty() ? fmt::format("unknown processor (EF_AMDGPU_MACH 0x{:x})", t->mach) : t->target_id;
+      if (!t->target_id.empty()) e.processor = t->target_id;
+    } else {
+      e.processor = cuda_processor(payload);
+    }
+    e.size = payload.size();
+    e.compressed = compressed;
+    e.local_offset = local;
+    if (base && !compressed) e.offset = *base + local;
+    e.ccob_size = cc.size;
+    e.bytes = payload;
+    v_.entry(c, e);
+  }
+
+  void ccob(const Source& s, Bytes data, std::uint64_t at, std::vector<Link> chain) {
+    formats::CcobHeader h = rebase_errors(at, [&] { return formats::read_ccob_header(data, s.errname); });
+    Bytes payload = rebase_errors(at, [&] { return formats::ccob_payload(data, h); });
+    if (s.depth + 1 > limits_.max_depth)
+      fail_at({s.errname, at}, "containers nested more than {} deep", limits_.max_depth);
+    charge(h.uncompressed_size, s.errname, at);
+    std::string inner = fmt::format("{} (decompressed)", s.errname);
+    // A large bundle goes to a scratch file (memory stays flat): reading its
+    // table and the code object headers touches a few of its pages.
+    std::vector<std::byte> in_memory;
+    std::shared_ptr<InputFile> spilled;
+    try {
+      if (h.uncompressed_size <= compress::kInMemoryLimit)
+        in_memory = compress::decompress(h.method, payload, h.uncompressed_size);
+      else
+        spilled = compress::decompress_to_file(h.method, payload, h.uncompressed_size, "", inner);
+    } catch (const Error& e) {
+      fail_at({s.errname, at}, "cannot decompress the compressed bundle: {}", e.message());
+    }
+    Bytes plain = spilled ? spilled->bytes() : Bytes(in_memory);
+    Ccob cc{data.size()};
+    if (formats::has_binary_bundle_magic(plain)) {
+      binary(s, plain, 0, inner, std::move(chain), true, std::nullopt, cc);
+      return;
+    }
+    Source d{plain, inner, chain, std::nullopt, s.depth + 1};
+    if (!text(d, plain, inner, d.chain, true, std::nullopt, cc))
+      fail_at({s.errname, at}, "the compressed bundle holds neither a binary nor a text bundle");
+  }
+
+  bool text(const Source&, Bytes data, const std::string& errname, const std::vector<Link>& chain, bool compressed,
+            std::optional<std::uint64_t> base, Ccob cc = {}) {
+    std::string_view chars = as_chars(data);
+    for (std::string_view comment : {"//", "#", ";"}) {
+      if (chars.find(formats::text_start_marker(comment)) == std::string_view::npos) continue;
+      auto entries = formats::read_text_bundle(data, comment, errname);
+      Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", comment)), {}};
+      v_.container(c);
+      for (std::size_t i = 0; i < entries.size(); ++i)
+        emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
+             base, cc);
+      return true;
+    }
+    return false;
+  }
+
+  void object_file(const Source& s) {
+    std::vector<object::SectionInfo> sections = object::read_sections(s.data, s.errname);
+    // Every __CLANG_OFFLOAD_BUNDLE__<id> section of the object is one entry of one container.
+    std::vector<const object::SectionInfo*> bundle_sections;
+    for (const object::SectionInfo& sec : sections) {
+      if (!sec.has_data) continue;
+      Bytes bytes = s.data.subspan(sec.offset, sec.size);  // read_sections checked the range
+      if (sec.name.starts_with(kSectionPrefix)) {
+        bundle_sections.push_back(&sec);
+      } else if (sec.name.starts_with(".hip_fat")) {
+        if (!bytes.empty() && !blob(s, bytes, sec.offset, with(s.chain, "section " + sec.name)))
+          fail_at({s.errname, sec.offset}, "section {} holds no offload bundle", sec.name);
+      } else if (sec.name == ".llvm.offloading") {
+        offload_binaries(s, bytes, sec.offset, with(s.chain, "section " + sec.name));
+      }
+    }
+    if (bundle_sections.empty()) return;
+    Container c{file_, with(s.chain, fmt::format("{} sections", kSectionPrefix)), {}};
+    v_.container(c);
+    for (std::size_t i = 0; i < bundle_sections.size(); ++i) {
+      const object::SectionInfo& sec = *bundle_sections[i];
+      emit(c, i, sec.name.substr(kSectionPrefix.size()), s.data.subspan(sec.offset, sec.size), sec.offset, false,
+           s.base, {});
+    }
+  }
+
+  void offload_binaries(const Source& s, Bytes data, std::uint64_t at, const std::vector<Link>& chain) {
+    for (const formats::OffloadBinary& b : formats::read_offload_binaries(data, s.errname, at)) {
+      Container c{file_, with(chain, fmt::format("offload binary at 0x{:x}", at + b.offset)), {}};
+      v_.container(c);
+      for (std::size_t i = 0; i < b.entries.size(); ++i) {
+        const formats::OffloadEntry& e = b.entries[i];
+        std::string id = fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), e.triple(), e.arch());
+        emit(c, i, id, data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, {});
+      }
+    }
+  }
+
+  std::string file_;
+  Visitor& v_;
+  const Limits& limits_;
+  const InputFile* mapped_;  // the named file when it is mapped
+  std::uint64_t expanded_ = 0;
+};
+
+class Collector : public Visitor {
+ public:
+  explicit Collector(std::vector<FoundContainer>& out) : out_(out) {}
+  void container(const Container& c) override { out_.push_back({c, {}}); }
+  void entry(const Container&, const Entry& e) override {
+    out_.back().entries.push_back(e);
+    out_.back().entries.back().bytes = {};
+  }
+
+ private:
+  std::vector<FoundContainer>& out_;
+};
+
+}  // namespace
+
+std::string Container::name() const {
+  std::string out;
+  for (const Link& l : chain) {
+    if (out.empty())
+      out = l.text;
+    else if (l.member)
+      out += fmt::format("({})", l.text);
+    else
+      out += ", " + l.text;
+  }
+  return out;
+}
+
+std::vector<std::string> Container::path() const {
+  std::vector<std::string> out;
+  for (const Link& l : chain) out.push_back(l.text);
+  return out;
+}
+
+std::string location(const Container& c, const Entry& e) { return fmt::format("{}, entry {}", c.name(), e.index); }
+
+void walk_bytes(Bytes data, const std::string& name, Visitor& v, const Limits& limits) {
+  Walker w(name, v, limits, nullptr);
+  w.node(Source{data, name, {{name, false}}, 0, 0});
+}
+
+void walk_file(const std::string& path, Visitor& v, const Limits& limits, const std::string& display) {
+  auto in = InputFile::open(path);
+  std::string name = display.empty() ? path : display;
+  Walker w(name, v, limits, in.get());
+  w.node(Source{in->bytes(), name, {{name, false}}, 0, 0});
+}
+
+std::vector<FoundContainer> collect(Bytes data, const std::string& name, const Limits& limits) {
+  std::vector<FoundContainer> out;
+  Collector c(out);
+  walk_bytes(data, name, c, limits);
+  return out;
+}
+
+std::vector<FoundContainer> collect_file(const std::string& path, const Limits& limits) {
+  std::vector<FoundContainer> out;
+  Collector c(out);
+  walk_file(path, c, limits);
+  return out;
+}
+
+}  // namespace ot::contents

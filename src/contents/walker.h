@@ -1,0 +1,122 @@
+// What a file can hold, and the walk that finds it. A newcomer's map:
+//
+//   input file (as named on the command line)
+//   ├─ ar archive (.a, the outer layer of a .deb)          archive/ar_reader, ours: GNU long names with '/'
+//   │    └─ member ...                                      (any of these, again)
+//   ├─ tar (plain, .gz .xz .zst .bz2), zip (Python wheels), cpio, rpm
+//   │    └─ member ...                                      libarchive, one streaming pass; a member whose
+//   │                                                       first bytes show a magic below is spooled to an
+//   │                                                       unlinked scratch file and mapped, others skipped
+//   ├─ ELF (relocatable, executable, shared) or COFF object
+//   │    ├─ section __CLANG_OFFLOAD_BUNDLE__<id>            one entry per section
+//   │    ├─ section .hip_fatbin                             a blob of bundles, below
+//   │    └─ section .llvm.offloading                        concatenated OffloadBinaries
+//   ├─ blob of consecutive binary bundles and CCOBs (v1-v3, decompressed: binary or text bundle)
+//   ├─ concatenated OffloadBinaries (magic 10 FF 10 AD)
+//   └─ text bundle ("// __CLANG_OFFLOAD_BUNDLE____START__ <id>" markers)
+//        └─ entry: device code (or the host entry)
+//
+// Every entry carries its chain of containers, and its offset in the named
+// file when its bytes lie there contiguous and uncompressed (the file itself,
+// plain ar members, sections of objects not inside a libarchive container or a
+// CCOB). Hostile input stops with an ot::Error naming the chain and the offset;
+// depth, member counts and decompressed bytes are bounded by Limits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/bytes.h"
+
+namespace ot::contents {
+
+// One step of a chain: "data.tar.xz" (a member), "section .hip_fatbin",
+// "bundle 3 at 0x2000", "compressed bundle at 0x0", "offload binary at 0x40".
+struct Link {
+  std::string text;
+  bool member = false;  // an archive member: shown as "outer(member)" in names
+};
+
+// A container that holds entries directly: one bundle, one offload binary, one
+// object's set of __CLANG_OFFLOAD_BUNDLE__ sections.
+struct Container {
+  std::string file;         // as given
+  std::vector<Link> chain;  // chain[0] is the file as given
+  // IDs the bundle stores twice (its reader refuses such a bundle, and the
+  // container then has no entries): `compat verify` reports them.
+  std::vector<std::string> refused_duplicates;
+  // "lib.a(x.o), section .hip_fatbin, bundle 1 at 0x1000": members in
+  // parentheses, the other links after commas.
+  std::string name() const;
+  std::vector<std::string> path() const;  // the links' texts
+};
+
+struct Entry {
+  std::uint64_t index = 0;  // in its container
+  std::string id;           // the bundle entry ID as stored (OffloadBinary: "<kind>-<triple>-<arch>")
+  std::string target;       // canonical (compat::parse_spec), or `id` when it does not parse
+  // From the code object's ELF header: AMDGPU target ID ("gfx90a:xnack+"),
+  // NVPTX "sm_70"; nullopt for anything else, an unknown processor included.
+  std::optional<std::string> processor;
+  // The AMDGPU header's target ID, "unknown processor (EF_AMDGPU_MACH 0x..)" for
+  // one this build does not know, "" when not an AMDGPU code object (compat's rules).
+  std::string code_object;
+  std::uint64_t size = 0;
+  bool compressed = false;  // inside a CCOB
+  std::optional<std::uint64_t> offset;  // absolute, in the named file; see above
+  std::uint64_t local_offset = 0;       // in the bytes holding it: member, decompressed bundle or file
+  // The size of the CCOB holding it (header included), to share its bytes in
+  // the file out among its entries; 0 when not compressed.
+  std::uint64_t ccob_size = 0;
+  Bytes bytes;  // the payload; valid only during the visit
+};
+
+struct Limits {
+  unsigned max_depth = 16;                     // containers inside containers
+  std::uint64_t max_members = 1'000'000;       // per archive
+  std::uint64_t max_expanded_bytes = 64ull << 30;  // decompressed and spooled, per walk
+};
+
+// One bundle of a blob (binary, or a CCOB before it is decompressed), for
+// consumers that describe bundles themselves (compress --info).
+struct BundleSite {
+  Container where;       // the chain ends in "bundle 1 at 0x..." or "compressed bundle at 0x..."
+  std::string errname;   // the name errors about `bytes` give
+  Bytes bytes;           // the whole bundle (a CCOB: header and compressed data); valid during the visit
+  bool compressed = false;
+  std::uint64_t local_offset = 0;       // in the bytes holding it (file, member, section's object)
+  std::optional<std::uint64_t> offset;  // in the named file, where it lies there
+};
+
+class Visitor {
+ public:
+  virtual ~Visitor() = default;
+  // Each bundle of a blob, before its entries.
+  virtual void bundle(const BundleSite&) {}
+  // A container with entries (or refused duplicates), before its entries.
+  virtual void container(const Container&) {}
+  virtual void entry(const Container&, const Entry&) = 0;
+};
+
+// Walks `path` ("-": standard input), calling the visitor in file order.
+// `display` is the name errors and chains show (defaults to `path`).
+void walk_file(const std::string& path, Visitor& v, const Limits& limits = {}, const std::string& display = "");
+// The same over bytes in memory (tests, callers with a mapped file).
+void walk_bytes(Bytes data, const std::string& name, Visitor& v, const Limits& limits = {});
+
+// The convenience: every container with its entries (bytes cleared).
+struct FoundContainer {
+  Container container;
+  std::vector<Entry> entries;
+  std::string name() const { return container.name(); }
+};
+std::vector<FoundContainer> collect(Bytes data, const std::string& name, const Limits& limits = {});
+std::vector<FoundContainer> collect_file(const std::string& path, const Limits& limits = {});
+
+// "<container name>, entry <index>"
+std::string location(const Container& c, const Entry& e);
+
+}  // namespace ot::contents

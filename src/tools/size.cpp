@@ -1,0 +1,196 @@
+// offloadtool size: which GPU costs what. Bytes of device code per target
+// (canonical target ID) over every file given, through any container the
+// walker knows, sorted by the bytes they take in the files, largest first.
+//
+// Columns: target, entries, file bytes, share of all file bytes, uncompressed
+// bytes. An entry stored plainly takes its size in the file; an entry inside a
+// compressed bundle (CCOB) is charged its share of the CCOB's bytes in the
+// file (header and padding included), in proportion to its uncompressed size
+// among the bundle's entries (the CCOB compresses the whole bundle as one
+// stream, so no exact per-entry figure exists). Entries in a
+// compressed tar/zip/... member are counted uncompressed there: the archive's
+// compression is not attributed.
+//
+// --per-file and --per-bundle add the same table per file / per container.
+// --json prints ONE object, schema "offloadtool-size/1":
+//   {"schema": "offloadtool-size/1", "file_bytes": n, "uncompressed_bytes": n, "entries": n,
+//    "targets": [row], "files": [{"file", "targets": [row]}] (--per-file),
+//    "bundles": [{"file", "path": [..], "targets": [row]}] (--per-bundle)}
+//   row = {"target", "entries", "file_bytes", "uncompressed_bytes", "share"}   (share of file_bytes, 0..1)
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "cli/diagnostics.h"
+#include "contents/walker.h"
+#include "support/json.h"
+#include "tools/tools.h"
+
+namespace ot::tools {
+namespace {
+
+struct SizeOptions {
+  std::vector<std::string> inputs;
+  bool per_file = false, per_bundle = false, json = false;
+};
+
+struct Row {
+  std::uint64_t entries = 0;
+  double file_bytes = 0;  // fractional while CCOB bytes are shared out
+  std::uint64_t uncompressed = 0;
+};
+using Table = std::map<std::string, Row>;
+
+// `payload`: the sum of the sizes of the entries of e's container. The whole
+// CCOB (header, bundle header and padding included) is shared out among them.
+double file_bytes_of(const contents::Entry& e, std::uint64_t payload) {
+  if (!e.compressed) return static_cast<double>(e.size);
+  if (payload == 0) return 0;
+  return static_cast<double>(e.size) * static_cast<double>(e.ccob_size) / static_cast<double>(payload);
+}
+
+void add(Table& t, const contents::Entry& e, std::uint64_t payload) {
+  Row& r = t[e.target];
+  ++r.entries;
+  r.file_bytes += file_bytes_of(e, payload);
+  r.uncompressed += e.size;
+}
+
+std::vector<std::pair<std::string, Row>> sorted(const Table& t) {
+  std::vector<std::pair<std::string, Row>> rows(t.begin(), t.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::llround(a.second.file_bytes) > std::llround(b.second.file_bytes);
+  });
+  return rows;
+}
+
+double total_of(const Table& t) {
+  double sum = 0;
+  for (const auto& [k, r] : t) sum += std::llround(r.file_bytes);
+  return sum;
+}
+
+std::string text_table(const Table& t, const std::string& indent) {
+  auto rows = sorted(t);
+  double total = total_of(t);
+  std::size_t w = 6;
+  for (const auto& [k, r] : rows) w = std::max(w, k.size());
+  std::string out = fmt::format("{}{:<{}}  {:>7}  {:>12}  {:>6}  {:>12}\n", indent, "target", w, "entries",
+                                "file bytes", "share", "uncompressed");
+  for (const auto& [k, r] : rows) {
+    auto fb = std::llround(r.file_bytes);
+    out += fmt::format("{}{:<{}}  {:>7}  {:>12}  {:>5.1f}%  {:>12}\n", indent, k, w, r.entries, fb,
+                       total > 0 ? 100.0 * static_cast<double>(fb) / total : 0.0, r.uncompressed);
+  }
+  return out;
+}
+
+std::string json_rows(const Table& t) {
+  std::string out;
+  double total = total_of(t);
+  for (const auto& [k, r] : sorted(t)) {
+    auto fb = std::llround(r.file_bytes);
+    out += fmt::format("{}{{\"target\": {}, \"entries\": {}, \"file_bytes\": {}, \"uncompressed_bytes\": {}, "
+                       "\"share\": {:.4f}}}",
+                       out.empty() ? "" : ", ", json::str(k), r.entries, fb, r.uncompressed,
+                       total > 0 ? static_cast<double>(fb) / total : 0.0);
+  }
+  return "[" + out + "]";
+}
+
+int size(const SizeOptions& o, const cli::Invocation& inv) {
+  int rc = 0;
+  Table all;
+  std::vector<std::pair<std::string, Table>> per_file;
+  struct Bundle {
+    std::string file, name;
+    std::vector<std::string> path;
+    Table t;
+  };
+  std::vector<Bundle> per_bundle;
+  std::uint64_t entries = 0;
+  for (const std::string& file : o.inputs) {
+    std::vector<contents::FoundContainer> found;
+    try {
+      found = contents::collect_file(file);
+      std::size_t n = 0;
+      for (const auto& c : found) n += c.entries.size();
+      if (n == 0) fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
+                             "in any archive member)");
+    } catch (const Error& e) {
+      std::fflush(stdout);  // the error after what was listed before it
+      cli::print_error(inv.prog, e.what());
+      rc = 1;
+      continue;
+    }
+    Table ft;
+    for (const contents::FoundContainer& c : found) {
+      Table bt;
+      std::uint64_t payload = 0;
+      for (const contents::Entry& e : c.entries) payload += e.size;
+      for (const contents::Entry& e : c.entries) {
+        add(all, e, payload);
+        add(ft, e, payload);
+        add(bt, e, payload);
+        ++entries;
+      }
+      if (o.per_bundle && !c.entries.empty()) per_bundle.push_back({file, c.name(), c.container.path(), std::move(bt)});
+    }
+    if (o.per_file) per_file.emplace_back(file, std::move(ft));
+  }
+  std::uint64_t uncompressed = 0;
+  for (const auto& [k, r] : all) uncompressed += r.uncompressed;
+  std::string out;
+  if (o.json) {
+    out = fmt::format("{{\n  \"schema\": \"offloadtool-size/1\",\n  \"file_bytes\": {},\n  \"uncompressed_bytes\": {},\n"
+                      "  \"entries\": {},\n  \"targets\": {}",
+                      static_cast<std::uint64_t>(total_of(all)), uncompressed, entries, json_rows(all));
+    if (o.per_file) {
+      std::string f;
+      for (const auto& [file, t] : per_file)
+        f += fmt::format("{}\n    {{\"file\": {}, \"targets\": {}}}", f.empty() ? "" : ",", json::str(file), json_rows(t));
+      out += fmt::format(",\n  \"files\": [{}\n  ]", f);
+    }
+    if (o.per_bundle) {
+      std::string b;
+      for (const Bundle& x : per_bundle) {
+        std::string path;
+        for (const std::string& p : x.path) path += (path.empty() ? "" : ", ") + json::str(p);
+        b += fmt::format("{}\n    {{\"file\": {}, \"path\": [{}], \"targets\": {}}}", b.empty() ? "" : ",",
+                         json::str(x.file), path, json_rows(x.t));
+      }
+      out += fmt::format(",\n  \"bundles\": [{}\n  ]", b);
+    }
+    out += "\n}\n";
+  } else if (entries > 0 || !o.inputs.empty()) {
+    out = text_table(all, "");
+    out += fmt::format("total: {} entries, {} bytes in the files, {} uncompressed\n",
+                       entries, static_cast<std::uint64_t>(total_of(all)), uncompressed);
+    for (const auto& [file, t] : per_file) out += fmt::format("\n{}:\n{}", file, text_table(t, "  "));
+    for (const Bundle& x : per_bundle) out += fmt::format("\n{}:\n{}", x.name, text_table(x.t, "  "));
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return rc;
+}
+
+}  // namespace
+
+cli::AppletBody define_size(CLI::App& app) {
+  auto o = std::make_shared<SizeOptions>();
+  app.description(
+      "Bytes of device code per target (canonical target ID) over all files given, largest first, with each target's "
+      "share: which GPU costs what. 'file bytes' are the bytes the entries take in the files: an entry inside a "
+      "compressed bundle is charged the compressed bundle's bytes in proportion to its uncompressed size; "
+      "'uncompressed' is the entries' own size. Reads every container 'list' reads.");
+  app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
+  app.add_flag("--per-file", o->per_file, "also break the bytes down per file");
+  app.add_flag("--per-bundle", o->per_bundle, "also break the bytes down per bundle (container)");
+  app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-size/1)");
+  return [o](const cli::Invocation& inv) { return size(*o, inv); };
+}
+
+}  // namespace ot::tools

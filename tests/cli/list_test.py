@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""`offloadtool list` and `offloadtool size` over real inputs: a HIP object and
+shared library built by clang 19 (gfx906, gfx90a:xnack+), packed the ways
+software ships them (.deb by dpkg-deb, tar.xz, zip, cpio newc), and a
+compressed (--offload-compress) library. Offsets are checked against
+llvm-readelf-19's section offsets plus the bundle header (parsed here), and
+the bytes there against what clang-offload-bundler-19 -unbundle extracts.
+rpm is not covered here (no rpmbuild on the CI image); the unit suite covers
+cpio, the format inside an rpm."""
+import io
+import json
+import lzma
+import os
+import re
+import struct
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import harness  # noqa: E402
+from harness import LLVM_BUNDLER, OT, Case, check, expect  # noqa: E402
+
+READELF = harness.llvm('llvm-readelf')
+OBJCOPY = harness.llvm('llvm-objcopy')
+DPKG_DEB = '/usr/bin/dpkg-deb'
+ARCHS = ['gfx906', 'gfx90a:xnack+']
+E = 'offloadtool list: error: '
+
+SOURCE = ('typedef struct { unsigned x, y, z; } dim3_;\n'
+          'extern "C" int hipLaunchKernel(const void*, dim3_, dim3_, void**, unsigned long, void*);\n'
+          '__attribute__((global)) void k(int *p) { *p = 1; }\n'
+          '__attribute__((global)) void k2(float *p) { p[0] = p[1] * 2.0f; }\n')
+
+
+def build(d, extra=()):
+    """k.o and libk.so from clang 19; returns {name: bytes}."""
+    harness.write(os.path.join(d, 'k.hip'), SOURCE)
+    cc = [harness.CLANG, '-x', 'hip', '-nogpulib', '-nogpuinc', '-fPIC', '-c', 'k.hip', '-o', 'k.o'] + list(extra)
+    r = harness.run(cc + ['--offload-arch=' + a for a in ARCHS], cwd=d, text=True)
+    check('clang 19 builds a HIP object %s' % ' '.join(extra), r.returncode == 0, r.stderr)
+    r = harness.run([harness.CLANG, '-shared', '-fuse-ld=lld', 'k.o', '-o', 'libk.so'], cwd=d, text=True)
+    check('clang 19 links a shared library %s' % ' '.join(extra), r.returncode == 0, r.stderr)
+    return {n: harness.read(os.path.join(d, n)) for n in ('k.o', 'libk.so')}
+
+
+def section(d, name, sec='.hip_fatbin'):
+    """(offset, size) of `sec` by llvm-readelf -S."""
+    out = harness.run([READELF, '-S', '-W', name], cwd=d, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.replace('[ ', '[').split()
+        if sec in f:
+            i = f.index(sec)
+            return int(f[i + 3], 16), int(f[i + 4], 16)
+    raise AssertionError('no %s in %s' % (sec, name))
+
+
+def bundle_table(blob):
+    """[(id, offset, size)] of the binary bundle at the start of `blob`."""
+    assert blob[:24] == b'__CLANG_OFFLOAD_BUNDLE__'
+    n, = struct.unpack_from('<Q', blob, 24)
+    at, out = 32, []
+    for _ in range(n):
+        off, size, idlen = struct.unpack_from('<QQQ', blob, at)
+        out.append((blob[at + 24:at + 24 + idlen].decode(), off, size))
+        at += 24 + idlen
+    return out
+
+
+def unbundled(d, name, ids):
+    """{id: bytes} that LLVM 19's bundler extracts from `name`'s .hip_fatbin (the
+    device entries: LLVM 19 cannot find clang's 5-field host ID it is given back;
+    the host entry is empty)."""
+    host = [i for i in ids if i.startswith('host-')]
+    ids = [i for i in ids if not i.startswith('host-')]
+    harness.run([OBJCOPY, '--dump-section=.hip_fatbin=fb.bin', name, 'dump.o'], cwd=d, check=True)
+    outs = ['-output=u%d' % i for i in range(len(ids))]
+    harness.run([LLVM_BUNDLER, '-type=bc', '-unbundle', '-input=fb.bin', '-targets=' + ','.join(ids)] + outs,
+                cwd=d, check=True)
+    return dict({i: harness.read(os.path.join(d, 'u%d' % n)) for n, i in enumerate(ids)}, **{h: b'' for h in host})
+
+
+def list_json(c, *names):
+    rc, out, err = c.run('--json', *names)
+    try:
+        return rc, json.loads(out), err
+    except ValueError:
+        return rc, None, err + out
+
+
+def tar_xz(members):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode='w:xz') as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def cpio_newc(members):
+    out = b''
+    for ino, (name, data) in enumerate(members + [('TRAILER!!!', b'')], 1):
+        n = name.encode() + b'\0'
+        mode = 0o100644 if name != 'TRAILER!!!' else 0
+        out += b'070701' + b''.join(b'%08X' % v for v in (ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0))
+        out += n + b'\0' * (-(110 + len(n)) % 4) + data + b'\0' * (-len(data) % 4)
+    return out
+
+
+def plain_cases(root, d, built):
+    """Object and shared library: offsets = section offset + bundle offsets, bytes = LLVM's unbundled ones."""
+    c = Case(root, 'list', built)
+    rc, j, err = list_json(c, 'k.o', 'libk.so')
+    check('list --json: object and library', rc == 0 and err == '' and j and j['schema'] == 'offloadtool-list/1' and
+          j['files'] == [{'file': 'k.o', 'entries': 3}, {'file': 'libk.so', 'entries': 3}], (rc, j, err))
+    if not j:
+        return
+    for name in ('k.o', 'libk.so'):
+        sec_off, sec_size = section(c.dir, name)
+        data = built[name]
+        table = bundle_table(data[sec_off:])
+        ids = [t[0] for t in table]
+        got = [e for e in j['entries'] if e['file'] == name]
+        check('%s: the IDs of the bundle header, in order' % name, [e['id'] for e in got] == ids, got)
+        check('%s: offsets are the section offset (llvm-readelf) plus the bundle offsets' % name,
+              [(e['offset'], e['size']) for e in got] == [(sec_off + o, s) for _, o, s in table], (sec_off, table, got))
+        check('%s: path' % name, all(e['path'] == [name, 'section .hip_fatbin', 'bundle at 0x%x' % sec_off]
+                                     for e in got), got)
+        ref = unbundled(c.dir, name, ids)
+        check('%s: the bytes at offset/size are what clang-offload-bundler-19 -unbundle extracts' % name,
+              all(data[e['offset']:e['offset'] + e['size']] == ref[e['id']] for e in got), name)
+        check('%s: processors from the code object headers' % name,
+              [e['processor'] for e in got] == [None, 'gfx906', 'gfx90a:xnack+'], got)
+        check('%s: canonical targets' % name, [e['target'] for e in got][1:] ==
+              ['hipv4-amdgcn-amd-amdhsa--gfx906', 'hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+'], got)
+        path = os.path.join(c.dir, name)
+        check('%s: uri for every entry with an offset, the host entry of size 0 too' % name,
+              all(e['uri'] == 'file://%s#offset=%d&size=%d' % (path, e['offset'], e['size']) for e in got), got)
+    # The text form: one header per container, one line per entry, a total.
+    rc, out, err = c.run('libk.so')
+    sec_off, _ = section(c.dir, 'libk.so')
+    lines = out.splitlines()
+    check('list: text form', rc == 0 and err == '' and len(lines) == 5 and
+          lines[0] == 'libk.so, section .hip_fatbin, bundle at 0x%x: 3 entries' % sec_off and
+          re.match(r'^ +1  hipv4-amdgcn-amd-amdhsa--gfx906 +gfx906 +0x[0-9a-f]+  at 0x[0-9a-f]+$', lines[2]) and
+          lines[4].startswith('libk.so: 3 entries in 1 container, 0x'), out + err)
+    # An object bundle (clang-offload-bundler-19 -type=o): one entry per __CLANG_OFFLOAD_BUNDLE__ section.
+    harness.write(os.path.join(c.dir, 'dev.co'), ref['hipv4-amdgcn-amd-amdhsa--gfx906'])
+    harness.run([LLVM_BUNDLER, '-type=o', '-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906',
+                 '-input=k.o', '-input=dev.co', '-output=ob.o'], cwd=c.dir, check=True)
+    rc, j, err = list_json(c, 'ob.o')
+    got = [e for e in (j['entries'] if j else []) if e['path'] == ['ob.o', '__CLANG_OFFLOAD_BUNDLE__ sections']]
+    want = [(i, section(c.dir, 'ob.o', '__CLANG_OFFLOAD_BUNDLE__' + i)) for i in
+            ('host-x86_64-unknown-linux-gnu-', 'hip-amdgcn-amd-amdhsa--gfx906')]
+    check('object bundle: one entry per section, at llvm-readelf\'s offsets', rc == 0 and
+          [(e['id'], (e['offset'], e['size'])) for e in got] == want and got[1]['processor'] == 'gfx906' and
+          len(j['entries']) == 5, (rc, j, err))
+    # A name that needs percent-encoding in the URI.
+    c = Case(root, 'list', {'my lib+1.so': built['libk.so']})
+    rc, j, err = list_json(c, 'my lib+1.so')
+    check('list: uri percent-encodes the path', rc == 0 and j and all(
+        e['uri'].startswith('file://%s/my%%20lib%%2B1.so#offset=' % c.dir) for e in j['entries']), j)
+
+
+def package_cases(root, d, built):
+    """.deb, tar.xz, zip, cpio: the same three entries, chains through the members, no offsets."""
+    so = built['libk.so']
+    pkg = os.path.join(d, 'pkg')
+    os.makedirs(os.path.join(pkg, 'DEBIAN'))
+    os.makedirs(os.path.join(pkg, 'usr', 'lib'))
+    harness.write(os.path.join(pkg, 'DEBIAN', 'control'),
+                  'Package: libk\nVersion: 1.0\nArchitecture: amd64\nMaintainer: t <t@example.com>\nDescription: k\n')
+    harness.write(os.path.join(pkg, 'usr', 'lib', 'libk.so.1'), so)
+    harness.write(os.path.join(pkg, 'usr', 'lib', 'README'), b'no device code\n')
+    r = harness.run([DPKG_DEB, '--root-owner-group', '-Zxz', '--build', 'pkg', 'libk.deb'], cwd=d, text=True)
+    check('dpkg-deb builds a .deb', r.returncode == 0, r.stderr)
+    deb = harness.read(os.path.join(d, 'libk.deb'))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:
+        z.writestr('k-1.0.dist-info/METADATA', 'Name: k\n')
+        z.writestr('k/lib/libk.so', so)
+    files = {'libk.deb': deb, 'k.tar.xz': tar_xz([('README', b'x'), ('lib/libk.so', so)]),
+             'k.whl': buf.getvalue(), 'k.cpio': cpio_newc([('lib/libk.so', so)])}
+    chains = {'libk.deb': ['libk.deb', 'data.tar.xz', './usr/lib/libk.so.1'], 'k.tar.xz': ['k.tar.xz', 'lib/libk.so'],
+              'k.whl': ['k.whl', 'k/lib/libk.so'], 'k.cpio': ['k.cpio', 'lib/libk.so']}
+    sec_off, _ = section(d, 'libk.so')
+    plain = bundle_table(so[sec_off:])
+    c = Case(root, 'list', files)
+    rc, j, err = list_json(c, *files)
+    check('list --json: .deb, tar.xz, wheel, cpio', rc == 0 and err == '' and j and
+          j['files'] == [{'file': f, 'entries': 3} for f in files], (rc, j, err))
+    for name in files:
+        got = [e for e in (j['entries'] if j else []) if e['file'] == name]
+        check('%s: chain through the members' % name, len(got) == 3 and all(
+            e['path'] == chains[name] + ['section .hip_fatbin', 'bundle at 0x%x' % sec_off] for e in got), got)
+        check('%s: inside a compressed member: no offset, no uri' % name,
+              all(e['offset'] is None and e['uri'] is None and not e['compressed'] for e in got), got)
+        check('%s: IDs, sizes, processors' % name, [(e['id'], e['size']) for e in got] == [(i, s) for i, _, s in plain]
+              and [e['processor'] for e in got] == [None, 'gfx906', 'gfx90a:xnack+'], got)
+    # A damaged package: one error line naming the chain.
+    c = Case(root, 'list', {'cut.deb': deb[:len(deb) - 200]})
+    rc, out, err = c.run('cut.deb')
+    check('list: a truncated .deb is one error line naming it', rc == 1 and out == '' and
+          err.startswith(E + 'cut.deb') and err.count('\n') == 1, (rc, out, err))
+
+
+def compressed_cases(root, d):
+    """--offload-compress: entries inside a CCOB have no offset; size shares the CCOB's bytes out."""
+    built = build(d, ['--offload-compress'])
+    c = Case(root, 'list', built)
+    rc, j, err = list_json(c, 'libk.so')
+    got = j['entries'] if j else []
+    check('list: compressed entries', rc == 0 and len(got) == 3 and all(
+        e['compressed'] and e['offset'] is None and e['uri'] is None for e in got) and
+        got[0]['path'][-1].startswith('compressed bundle at 0x'), (rc, j, err))
+    sec_off, sec_size = section(c.dir, 'libk.so')
+    ccob = built['libk.so'][sec_off:sec_off + sec_size]
+    total, = struct.unpack_from('<I', ccob, 8) if ccob[4:6] == b'\x02\x00' else struct.unpack_from('<Q', ccob, 8)
+    c = Case(root, 'compress', built)
+    rc, out, err = c.run('--info', '--json', 'libk.so')
+    info = json.loads(out) if rc == 0 else {}
+    check('compress --info finds the CCOB inside the library, at the section offset (llvm-readelf)',
+          rc == 0 and [(b['offset'], b['size'], b['compressed'], b['path']) for b in info.get('bundles', [])] ==
+          [(sec_off, total, True, ['libk.so', 'section .hip_fatbin', 'compressed bundle at 0x%x' % sec_off])] and
+          info['bundles'][0]['hash_match'], (out, err))
+    c = Case(root, 'size', built)
+    rc, out, err = c.run('--json', 'libk.so')
+    s = json.loads(out) if rc == 0 else {}
+    check('size: a compressed bundle is charged its bytes in the file (CCOB total size %d)' % total,
+          rc == 0 and s.get('schema') == 'offloadtool-size/1' and abs(s['file_bytes'] - total) <= 3 and
+          s['uncompressed_bytes'] == sum(e['size'] for e in got), (out, err))
+
+
+def size_cases(root, d, built):
+    c = Case(root, 'size', built)
+    sec_off, _ = section(d, 'libk.so')
+    table = {i: s for i, _, s in bundle_table(built['libk.so'][sec_off:])}
+    g906, g90a = table['hipv4-amdgcn-amd-amdhsa--gfx906'], table['hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+']
+    rc, out, err = c.run('--json', '--per-file', '--per-bundle', 'k.o', 'libk.so')
+    s = json.loads(out) if rc == 0 else {}
+    rows = s.get('targets', [])
+    check('size --json: bytes per target over both files, largest first', rc == 0 and err == '' and
+          [(r['target'], r['entries'], r['file_bytes'], r['uncompressed_bytes']) for r in rows[:2]] ==
+          sorted([('hipv4-amdgcn-amd-amdhsa--gfx906', 2, 2 * g906, 2 * g906),
+                  ('hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+', 2, 2 * g90a, 2 * g90a)], key=lambda t: -t[2]) and
+          abs(rows[0]['share'] - max(g906, g90a) / (g906 + g90a)) < 1e-3, (out, err))
+    check('size --json: per file and per bundle', len(s.get('files', [])) == 2 and len(s.get('bundles', [])) == 2 and
+          s['bundles'][1]['path'] == ['libk.so', 'section .hip_fatbin', 'bundle at 0x%x' % sec_off], s)
+    rc, out, err = c.run('libk.so')
+    check('size: text table', rc == 0 and out.splitlines()[0].split() ==
+          ['target', 'entries', 'file', 'bytes', 'share', 'uncompressed'] and
+          'total: 3 entries, %d bytes in the files, %d uncompressed' % (g906 + g90a, g906 + g90a) in out, out + err)
+
+
+def error_cases(root, built):
+    c = Case(root, 'list', {'libk.so': built['libk.so'], 'notes.txt': b'hello\n'})
+    rc, out, err = c.run('notes.txt', 'libk.so')
+    check('list: a file without device code is an error, the others are still listed',
+          rc == 1 and err == E + 'notes.txt: no device code found (no offload bundle, compressed bundle, offload binary '
+          'or bundle section, in any archive member)\n' and out.startswith('libk.so, section .hip_fatbin'), (rc, out, err))
+    rc, j, err = list_json(c, 'notes.txt', 'libk.so')
+    check('list --json: the failing file has 0 entries, exit 1', rc == 1 and j and
+          j['files'] == [{'file': 'notes.txt', 'entries': 0}, {'file': 'libk.so', 'entries': 3}], (rc, j, err))
+    expect('list: missing file', c, ['nope'], 1, '', E + "'nope': No such file or directory\n")
+    c = Case(root, 'size', {'notes.txt': b'hello\n'})
+    rc, out, err = c.run('notes.txt')
+    check('size: no device code is an error', rc == 1 and err.startswith('offloadtool size: error: notes.txt: no device '
+                                                                          'code found'), (rc, out, err))
+
+
+def cases(root):
+    d = harness.Folder(root).dir
+    built = build(d)
+    plain_cases(root, d, built)
+    package_cases(root, d, built)
+    size_cases(root, d, built)
+    error_cases(root, built)
+    compressed_cases(root, harness.Folder(root).dir)
+
+
+if __name__ == '__main__':
+    sys.exit(harness.run_suite('list', cases, needs=[harness.CLANG, LLVM_BUNDLER, READELF, OBJCOPY, DPKG_DEB]))
