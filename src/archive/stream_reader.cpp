@@ -3,13 +3,49 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace ot::archive {
 
+namespace {
+
+// What the lean static libarchive has, and nothing more.
+void support_what_we_read(::archive* a) {
+  archive_read_support_filter_gzip(a);
+  archive_read_support_filter_bzip2(a);
+  archive_read_support_filter_xz(a);
+  archive_read_support_filter_zstd(a);
+  archive_read_support_filter_rpm(a);
+  archive_read_support_format_tar(a);
+  archive_read_support_format_zip(a);
+  archive_read_support_format_cpio(a);
+}
+
+}  // namespace
+
+bool has_compression_magic(Bytes p) {
+  auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
+  return starts("\x1f\x8b") || starts("\xfd" "7zXZ\0") || starts("\x28\xb5\x2f\xfd") || starts("BZh");
+}
+
+bool is_compressed_file_only(Bytes data) {
+  if (!has_compression_magic(data)) return false;
+  ::archive* a = archive_read_new();
+  if (!a) return false;  // the reader then says it cannot start
+  support_what_we_read(a);
+  // libarchive 3.6.2's words when no format bids for the decompressed bytes
+  // (archive_read.c, choose_format).
+  bool only = archive_read_open_memory(a, const_cast<std::byte*>(data.data()), data.size()) != ARCHIVE_OK &&
+              archive_errno(a) == EILSEQ /* its ARCHIVE_ERRNO_FILE_FORMAT */ && archive_error_string(a) &&
+              std::strcmp(archive_error_string(a), "Unrecognized archive format") == 0;
+  archive_read_free(a);
+  return only;
+}
+
 bool has_stream_archive_magic(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
-  if (starts("\x1f\x8b") || starts("\xfd" "7zXZ\0") || starts("\x28\xb5\x2f\xfd") || starts("BZh")) return true;
+  if (has_compression_magic(p)) return true;
   if (starts("PK\x03\x04") || starts("\xed\xab\xee\xdb")) return true;      // zip, rpm lead
   if (starts("070701") || starts("070702") || starts("070707")) return true;  // cpio newc, crc, odc
   if (starts("\xc7\x71") || starts("\x71\xc7")) return true;                // cpio binary
@@ -18,15 +54,7 @@ bool has_stream_archive_magic(Bytes p) {
 
 StreamReader::StreamReader(Bytes data, std::string file) : a_(archive_read_new()), file_(std::move(file)) {
   if (!a_) fail(file_, "cannot start libarchive: out of memory");
-  // What the lean static libarchive has, and nothing more.
-  archive_read_support_filter_gzip(a_);
-  archive_read_support_filter_bzip2(a_);
-  archive_read_support_filter_xz(a_);
-  archive_read_support_filter_zstd(a_);
-  archive_read_support_filter_rpm(a_);
-  archive_read_support_format_tar(a_);
-  archive_read_support_format_zip(a_);
-  archive_read_support_format_cpio(a_);
+  support_what_we_read(a_);
   // open_memory takes a non-const pointer but only reads.
   if (archive_read_open_memory(a_, const_cast<std::byte*>(data.data()), data.size()) != ARCHIVE_OK) {
     try {

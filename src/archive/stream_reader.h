@@ -18,6 +18,15 @@ namespace ot::archive {
 // The magic of an archive this reader opens (tar needs 263 bytes to be seen).
 bool has_stream_archive_magic(Bytes prefix);
 
+// True when `prefix` starts a gzip, xz, bzip2 or zstd stream.
+bool has_compression_magic(Bytes prefix);
+
+// True when `data` is a gzip, xz, bzip2 or zstd stream whose contents are no
+// archive this reader opens: a compressed single file, as a .deb's
+// changelog.Debian.gz. (libarchive's "raw" format would read it; the lean
+// static libarchive has none, and nothing the walk looks for ships that way.)
+bool is_compressed_file_only(Bytes data);
+
 class StreamReader {
  public:
   // Errors name `file` and, where libarchive tells, the offset in `data`.

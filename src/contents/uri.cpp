@@ -10,8 +10,11 @@ std::string percent_encode_path(std::string_view path) {
   std::string out;
   for (char ch : path) {
     auto c = static_cast<unsigned char>(ch);
-    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-                c == '_' || c == '~' || c == '/';
+    // What roc-obj-ls (Perl's URI::Encode) leaves bare: RFC 3986's unreserved
+    // and reserved characters; but '#' and '?', which would end the path of
+    // the URI, are encoded.
+    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                std::string_view("-._~!*'();:@&=+$,/[]").find(ch) != std::string_view::npos;
     if (keep)
       out += ch;
     else

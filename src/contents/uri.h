@@ -1,7 +1,10 @@
 // The code object URI ROCm's runtime and debugger name a code object by:
 //   file://<absolute path, percent-encoded>#offset=<decimal>&size=<decimal>
-// The path keeps RFC 3986's unreserved characters (A-Z a-z 0-9 - . _ ~) and
-// '/'; every other byte is %XX (upper-case hex), as ROCm's URI encoding does.
+// The path is encoded as ROCm's roc-obj-ls writes it (Perl's URI::Encode):
+// RFC 3986's unreserved (A-Z a-z 0-9 - . _ ~) and reserved characters
+// (! * ' ( ) ; : @ & = + $ , / [ ]) stay, every other byte is %XX (upper-case
+// hex) -- and so are '#' and '?', which roc-obj-ls leaves bare although they
+// end the path (its URIs for such paths do not name the file).
 #pragma once
 
 #include <cstdint>

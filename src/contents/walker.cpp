@@ -109,7 +109,7 @@ class Walker {
     }
     if (blob(s, data, 0, s.chain)) return;
     if (archive::has_stream_archive_magic(data)) {
-      stream_archive(s);
+      if (!archive::is_compressed_file_only(data)) stream_archive(s);
       return;
     }
     text(s, data, s.errname, s.chain, false, s.base);

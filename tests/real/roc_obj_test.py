@@ -61,7 +61,7 @@ SCHEMA = 'offloadtool-list/1'
 ODD_FOLDER = 'odd name+x:y@z%1'  # characters URI::Encode keeps (+ : @) and encodes (' ' %)
 LINE = re.compile(r'^(\d+)\s+(\S+)\s+(file://\S+)$')
 URI = re.compile(r'^file://(.*)#offset=(\d+)&size=(\d+)$')
-BUNDLE_LABEL = re.compile(r'^bundle \d+ at 0x[0-9a-f]+$')
+BUNDLE_LABEL = re.compile(r'^(compressed )?bundle (\d+ )?at 0x[0-9a-f]+$')  # 'bundle at' when the section holds one
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "archive/stream_reader.h"
 #include "contents/uri.h"
 #include "contents/walker.h"
 #include "support/error.h"
@@ -242,8 +243,29 @@ TEST_CASE("nothing found: an empty walk, not an error") {
   CHECK(flat(tar({{"a.txt", bytes_of("hello")}}), "a.tar").empty());
 }
 
+TEST_CASE("a compressed single file (a .deb's changelog.Debian.gz) holds nothing: skipped, not an error") {
+  // Was: "cannot open the archive: Unrecognized archive format" for the whole .deb.
+  Blob text = bytes_of(std::string(4000, 'c'));
+  Blob zst = ot::compress::compress_all({}, text);
+  CHECK(ot::archive::has_compression_magic(zst));
+  CHECK(ot::archive::is_compressed_file_only(zst));
+  Blob t = tar({{"usr/share/doc/changelog.zst", zst}, {"b.bundle", fixture("b.bundle")}});
+  check_bundle_entries(flat(t, "p.tar"), "p.tar(b.bundle), bundle at 0x0", {});
+  CHECK(flat(zst, "changelog.zst").empty());
+  // A compressed archive is no such file; nor is a damaged stream, which stays an error.
+  CHECK_FALSE(ot::archive::is_compressed_file_only(ot::compress::compress_all({}, t)));
+  Blob cut = ot::compress::compress_all({}, t);
+  cut.resize(cut.size() / 2);
+  CHECK_THROWS_AS(flat(cut, "cut.tar.zst"), ot::Error);
+}
+
 TEST_CASE("code object URI: ROCm's percent-encoding of the absolute path") {
-  CHECK(percent_encode_path("/opt/rocm 6/lib/a+b~c.so") == "/opt/rocm%206/lib/a%2Bb~c.so");
+  // roc-obj-ls (URI::Encode) keeps RFC 3986's reserved characters: ':' '@' '+' ',' ... stay bare.
+  CHECK(percent_encode_path("/opt/rocm 6/lib/a+b~c.so") == "/opt/rocm%206/lib/a+b~c.so");
+  CHECK(percent_encode_path("/o d/n+x:y@z%1!*'();&=$,[]") == "/o%20d/n+x:y@z%251!*'();&=$,[]");
+  CHECK(percent_encode_path("/a\"<>\\^`{|}\x01\x7f\xc3\xa9") == "/a%22%3C%3E%5C%5E%60%7B%7C%7D%01%7F%C3%A9");
+  // '#' and '?' would end the path: encoded, where roc-obj-ls leaves them.
+  CHECK(percent_encode_path("/a#b?c") == "/a%23b%3Fc");
   CHECK(code_object_uri("/x/y.so", 8192, 118) == "file:///x/y.so#offset=8192&size=118");
 }
 
