@@ -17,6 +17,7 @@ clang-offload-bundler, then check that
     ld where it supports the target), without the bundle sections.
 Needs OFFLOADTOOL; LLVM_BIN defaults to /usr/lib/llvm-19/bin. Standard library only.
 """
+import hashlib
 import os
 import re
 import sys
@@ -127,8 +128,17 @@ def contents(path):
     return "".join(kept)
 
 
+_VIEWS = {}
+
+
 def view(path, coff):
-    return coff_view(path) if coff else elf_view(path)
+    """The view of the object at `path`: a function of its bytes (no path or
+    offset in it), so files with the same bytes share one (a case compares the
+    host it stripped with LLVM's and with clang's, often the same bytes)."""
+    key = (hashlib.sha256(read(path)).hexdigest(), coff)
+    if key not in _VIEWS:
+        _VIEWS[key] = coff_view(path) if coff else elf_view(path)
+    return _VIEWS[key]
 
 
 def warnings(path, coff):
@@ -136,7 +146,11 @@ def warnings(path, coff):
     readers = ([[f"{LLVM}/llvm-readobj", "--all"]] if coff else
                [[f"{LLVM}/llvm-readelf", "-a", "-W"], [f"{LLVM}/llvm-readobj", "--all"]])
     readers.append([f"{LLVM}/llvm-objdump", "-h", "-r", "-t", "-s"])
-    return "\n".join(m for m in (harness.reader_warnings(cmd + [path])[0] for cmd in readers) if m)
+    key = ("warnings", hashlib.sha256(read(path)).hexdigest(), coff)  # as view(): one run for the same bytes
+    if key not in _VIEWS:
+        found = (harness.reader_warnings(cmd + [path])[0] for cmd in readers)
+        _VIEWS[key] = "\n".join(m for m in found if m).replace(path, "<object>")
+    return _VIEWS[key].replace("<object>", path)
 
 
 # --- linking --------------------------------------------------------------------

@@ -79,6 +79,8 @@ Differential runs (LLVM's tool and ours on the same inputs)
                           command already ran there on the same folder contents
                           (scripts/test: the sanitizer build's suites reuse the
                           release suites' LLVM runs); Workdir.run uses it
+    reference_outcome(argv, files)   the same for an LLVM reader describing
+                          files (llvm-objdump, llvm-readelf), keyed by their bytes
     Side, Workdir         each tool behind a symlink with the same argv[0], one
                           case folder and TMPDIR per case (what is left in the
                           TMPDIR is a leftover temporary file), the files left
@@ -280,14 +282,25 @@ def run(argv, cwd=None, env=None, stdin=None, text=False, timeout=None, check=Fa
                 full.pop(k, None)
             else:
                 full[k] = v
-    kw = {'encoding': 'utf-8', 'errors': 'replace'} if text else {}
-    try:
-        r = subprocess.run(argv, cwd=cwd, env=full, input=stdin if stdin is not None else None,
-                           stdin=subprocess.DEVNULL if stdin is None else None, capture_output=True,
-                           timeout=timeout, executable=executable, **kw)
-    except subprocess.TimeoutExpired:
-        empty = '' if text else b''
-        return subprocess.CompletedProcess(argv, 'timeout', empty, empty)
+    # The output goes to unnamed files, not pipes: subprocess reads a pipe
+    # through a poll() per 32 KiB, which for the readers' listings of large
+    # objects (llvm-objdump -s of 65,000 sections) cost more than the tools.
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            p = subprocess.run(argv, cwd=cwd, env=full, input=stdin if stdin is not None else None,
+                               stdin=subprocess.DEVNULL if stdin is None else None, stdout=out, stderr=err,
+                               timeout=timeout, executable=executable)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            rc = 'timeout'
+        out.seek(0)
+        err.seek(0)
+        outputs = [out.read(), err.read()] if rc != 'timeout' else [b'', b'']
+    if text:
+        outputs = [o.decode('utf-8', errors='replace').replace('\r\n', '\n').replace('\r', '\n') for o in outputs]
+    r = subprocess.CompletedProcess(argv, rc, *outputs)
     if check and r.returncode != 0:
         err = r.stderr if text else r.stderr.decode(errors='replace')
         raise RuntimeError('%s failed (exit %d):\n%s' % (' '.join(argv), r.returncode, err))
@@ -549,6 +562,18 @@ def reference_run(fn, key, root, folders):
     return rc, out, err
 
 
+def reference_outcome(argv, files, cwd=None):
+    """outcome(argv, cwd) (decoded) of a tool that reads only `files` (paths
+    named in argv, all in one folder) and writes nothing, such as
+    llvm-objdump or llvm-readelf describing an output: an LLVM tool's run is
+    replayed as reference_run replays, keyed by argv and the files' bytes (the
+    folder masked)."""
+    if not is_reference_tool(argv[0]):
+        return outcome(argv, cwd=cwd)
+    key = ['outcome', os.path.realpath(argv[0]), list(argv), cwd] + [hashlib.sha256(read(f)).hexdigest() for f in files]
+    return reference_run(lambda: outcome(argv, cwd=cwd), key, os.path.dirname(os.path.abspath(files[0])), [])
+
+
 class Side:
     """One tool of a differential test, at <root>/<name>: `links` (relative
     path -> target) are the symlinks made there, e.g.
@@ -646,7 +671,10 @@ def first_difference(a, b):
 
 
 def first_line_difference(a, b, names=('ours', 'llvm')):
-    """Where two texts first differ, line by line, for a failure's detail."""
+    """Where two texts first differ, line by line, for a failure's detail
+    ('' when they are equal: callers pass it to check() whatever the result)."""
+    if a == b:
+        return ''
     for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines())):
         if x != y:
             return f"line {i + 1}:\n  {names[0]}: {x}\n  {names[1]}: {y}"
