@@ -99,16 +99,6 @@ def tar_xz(members):
     return buf.getvalue()
 
 
-def cpio_newc(members):
-    out = b''
-    for ino, (name, data) in enumerate(members + [('TRAILER!!!', b'')], 1):
-        n = name.encode() + b'\0'
-        mode = 0o100644 if name != 'TRAILER!!!' else 0
-        out += b'070701' + b''.join(b'%08X' % v for v in (ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0))
-        out += n + b'\0' * (-(110 + len(n)) % 4) + data + b'\0' * (-len(data) % 4)
-    return out
-
-
 def plain_cases(root, d, built):
     """Object and shared library: offsets = section offset + bundle offsets, bytes = LLVM's unbundled ones."""
     c = Case(root, 'list', built)
@@ -182,7 +172,7 @@ def package_cases(root, d, built):
         z.writestr('k-1.0.dist-info/METADATA', 'Name: k\n')
         z.writestr('k/lib/libk.so', so)
     files = {'libk.deb': deb, 'k.tar.xz': tar_xz([('README', b'x'), ('lib/libk.so', so)]),
-             'k.whl': buf.getvalue(), 'k.cpio': cpio_newc([('lib/libk.so', so)])}
+             'k.whl': buf.getvalue(), 'k.cpio': harness.cpio_newc([('lib/libk.so', so)])}
     chains = {'libk.deb': ['libk.deb', 'data.tar.xz', './usr/lib/libk.so.1'], 'k.tar.xz': ['k.tar.xz', 'lib/libk.so'],
               'k.whl': ['k.whl', 'k/lib/libk.so'], 'k.cpio': ['k.cpio', 'lib/libk.so']}
     sec_off, _ = section(d, 'libk.so')

@@ -93,7 +93,7 @@ Differential runs (LLVM's tool and ours on the same inputs)
 
 Inputs made by LLVM 19 (and by hand)
     llvm_bundle(argv, inputs, parent), llvm_ar(members, parent, name, flags),
-    binary_bundle(entries)
+    binary_bundle(entries), cpio_newc(members)
 
 Memory
     peak_resident_kib(argv, cwd), resident_budget_kib(mib)
@@ -721,6 +721,18 @@ def binary_bundle(entries):
         meta += struct.pack('<QQQ', off + len(data), len(payload), len(ident)) + ident
         data += payload
     return head + meta + data
+
+
+def cpio_newc(members):
+    """A cpio archive in the "newc" format (what rpm payloads and initramfs
+    use) of (name, bytes) pairs, regular files, then the trailer."""
+    out = b''
+    for ino, (name, data) in enumerate(list(members) + [('TRAILER!!!', b'')], 1):
+        n = name.encode() + b'\0'
+        mode = 0o100644 if name != 'TRAILER!!!' else 0
+        out += b'070701' + b''.join(b'%08X' % v for v in (ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0))
+        out += n + b'\0' * (-(110 + len(n)) % 4) + data + b'\0' * (-len(data) % 4)
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,10 @@ by tarfile / zipfile / gzip / lzma / bz2, cpio (newc) and ar by hand.
   nested.zip             inner.tar.gz -> lib.a (ar) -> b.bundle
   truncated.tar.gz       a member cut off in the middle of the compressed stream
 """
-import bz2, gzip, io, lzma, os, random, struct, tarfile, zipfile
+import bz2, gzip, io, lzma, os, random, struct, sys, tarfile, zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'lib'))
+from harness import cpio_newc  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 IDS = ['host-x86_64-unknown-linux-gnu-', 'hip-amdgcn-amd-amdhsa--gfx906', 'hip-amdgcn-amd-amdhsa--gfx90a:xnack+']
@@ -66,19 +69,6 @@ def ar(members):
     for name, data in members:
         out += ('%-16s%-12d%-6d%-6d%-8o%-10d`\n' % (name + '/', 0, 0, 0, 0o644, len(data))).encode()
         out += data + (b'\n' if len(data) % 2 else b'')
-    return out
-
-
-def cpio_newc(members):
-    out = b''
-    for ino, (name, data) in enumerate(members + [('TRAILER!!!', b'')], 1):
-        n = name.encode() + b'\0'
-        mode = 0o100644 if name != 'TRAILER!!!' else 0
-        out += b'070701' + b''.join(b'%08X' % v for v in (ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(n), 0))
-        out += n
-        out += b'\0' * (-len(out) % 4)
-        out += data
-        out += b'\0' * (-len(out) % 4)
     return out
 
 
