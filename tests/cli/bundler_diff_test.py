@@ -588,6 +588,9 @@ def text_edge_cases():
     }
     for typ in TEXT_TYPES:
         for cname, c in contents.items():
+            # a type that reads as another (SAME_AS: the same comment marker) shows it with two
+            if typ in SAME_AS and cname not in ('nonl', 'fake-end'):
+                continue
             for other in (b'', b'dev\n'):
                 files = {'h': c, 'd': other}
                 diff_case('text %s %s dev=%r' % (typ, cname, other),
