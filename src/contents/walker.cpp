@@ -29,6 +29,8 @@ constexpr std::string_view kTextStart = "__CLANG_OFFLOAD_BUNDLE____START__";
 constexpr std::uint16_t kEmCuda = 190;
 // Enough of a member to see every magic below (tar's "ustar" is at 257).
 constexpr std::size_t kSniffSize = 512;
+// How much of a streamed archive's input is read before its pages are released.
+constexpr std::uint64_t kReleaseStep = 8 << 20;
 
 bool duplicate_id(const Error& e) { return e.message().starts_with(kDup); }
 
@@ -70,6 +72,23 @@ struct Ccob {
   std::uint64_t size = 0;
 };
 
+// The file some bytes lie in (the named file, a spooled member): headers are
+// read from it with pread, so that listing maps none of its pages in (one
+// fault maps 64 KiB around it, or a whole large folio, all of it resident).
+struct Backing {
+  const InputFile* file = nullptr;  // none: the bytes are only in memory
+  std::uint64_t at = 0;             // where the bytes' [0] lies in it
+
+  Backing shifted(std::uint64_t off) const { return {file, at + off}; }
+  // `data`, which lies at `at`, as a source reading its headers with pread.
+  ByteSource source(Bytes data) const {
+    if (!file || file->fd() < 0) return ByteSource(data);
+    return ByteSource(data, [f = file, at = at](std::uint64_t off, std::byte* to, std::uint64_t len) {
+      f->read_at(at + off, to, len);
+    });
+  }
+};
+
 // Bytes being looked at: a file, a member, a decompressed bundle.
 struct Source {
   Bytes data;
@@ -77,9 +96,10 @@ struct Source {
   std::vector<Link> chain;             // the links down to these bytes
   std::optional<std::uint64_t> base;   // where data[0] lies in the named file, if it does
   unsigned depth = 0;
+  Backing backing;                     // where data[0] lies in a file to pread from
 
-  Source inner(Bytes d, std::string err, Link link, std::optional<std::uint64_t> b) const {
-    Source s{d, std::move(err), chain, b, depth + 1};
+  Source inner(Bytes d, std::string err, Link link, std::optional<std::uint64_t> b, Backing k) const {
+    Source s{d, std::move(err), chain, b, depth + 1, k};
     s.chain.push_back(std::move(link));
     return s;
   }
@@ -87,8 +107,7 @@ struct Source {
 
 class Walker {
  public:
-  Walker(std::string file, Visitor& v, const Limits& limits, const InputFile* mapped)
-      : file_(std::move(file)), v_(v), limits_(limits), mapped_(mapped) {}
+  Walker(std::string file, Visitor& v, const Limits& limits) : file_(std::move(file)), v_(v), limits_(limits) {}
 
   void node(const Source& s) {
     if (s.depth > limits_.max_depth)
@@ -133,16 +152,17 @@ class Walker {
     while (auto m = r.next()) {
       count_member(n, s);
       auto base = s.base ? std::optional(*s.base + m->offset) : std::nullopt;
-      node(s.inner(m->data, fmt::format("{}({})", s.errname, m->name), {m->name, true}, base));
-      if (base) release(*base, m->data.size());
+      node(s.inner(m->data, fmt::format("{}({})", s.errname, m->name), {m->name, true}, base,
+                   s.backing.shifted(m->offset)));
+      release(s.backing.shifted(m->offset), m->data.size());
     }
   }
 
-  // Done with [off, off+len) of the named file: its pages may leave memory
-  // (read back from the file if touched again), so that a walk through a
-  // large archive keeps its resident set flat.
-  void release(std::uint64_t off, std::uint64_t len) const {
-    if (mapped_) mapped_->release(off, len);
+  // Done with the first `len` bytes at `b` (the named file, a spooled
+  // member): their pages may leave memory (read back from the file if touched
+  // again), so that a walk through a large archive keeps its resident set flat.
+  static void release(Backing b, std::uint64_t len) {
+    if (b.file) b.file->release(b.at, len);
   }
 
   // tar, zip, cpio, rpm: one pass; members worth reading are spooled to an
@@ -151,6 +171,15 @@ class Walker {
     archive::StreamReader r(s.data, s.errname);
     std::uint64_t n = 0;
     std::vector<std::byte> buf(256 << 10);
+    // The compressed bytes read so far leave memory every few MiB, not only
+    // after each member: one member can take most of the archive (a .deb's
+    // 1.3 GB library: 94 MB of xz input otherwise resident by the end).
+    std::uint64_t released = 0;
+    auto release_read = [&](std::uint64_t step) {
+      if (r.consumed() - released < step) return;
+      released = r.consumed();
+      release(s.backing, released);
+    };
     while (auto h = r.next()) {
       count_member(n, s);
       if (!h->regular) continue;
@@ -168,8 +197,9 @@ class Walker {
         while (std::size_t k = r.read(buf)) {
           charge(k, errname, total);
           total += k;
+          release_read(kReleaseStep);
         }
-        if (s.base) release(*s.base, r.consumed());
+        release_read(0);
         continue;
       }
       // A declared size past the budget fails before anything is written.
@@ -181,10 +211,12 @@ class Walker {
         charge(k, errname, total);
         spool.write(Bytes(buf.data(), k));
         total += k;
+        release_read(kReleaseStep);
       }
+      release_read(0);
       std::shared_ptr<InputFile> mapped = spool.map(errname);
-      node(s.inner(mapped->bytes(), errname, {h->name, true}, std::nullopt));
-      if (s.base) release(*s.base, r.consumed());
+      node(s.inner(mapped->bytes(), errname, {h->name, true}, std::nullopt, {mapped.get(), 0}));
+      release_read(0);
     }
   }
 
@@ -192,13 +224,13 @@ class Walker {
   bool blob(const Source& s, Bytes data, std::uint64_t at, const std::vector<Link>& chain) {
     std::vector<formats::BundleSpan> spans;
     try {
-      spans = rebase_errors(at, [&] { return formats::split_bundles(data, s.errname); });
+      spans = rebase_errors(at, [&] { return formats::split_bundles(s.backing.shifted(at).source(data), s.errname); });
     } catch (const Error& e) {
       // The splitter reads every header, and the binary bundle reader refuses
       // one that stores an ID twice. When that is the first bundle, report it
       // (binary() records the duplicate) and nothing after it.
       if (!duplicate_id(e) || !formats::has_binary_bundle_magic(data)) throw;
-      if (binary(s, data, at, s.errname, with(chain, fmt::format("bundle at 0x{:x}", at)), false, s.base, {}))
+      if (binary(data, at, s.errname, with(chain, fmt::format("bundle at 0x{:x}", at)), false, s.base, s.backing, {}))
         throw;  // the duplicate is in a later bundle
       return true;
     }
@@ -214,7 +246,7 @@ class Walker {
       if (sp.compressed)
         ccob(s, bytes, pos, with(chain, text));
       else
-        binary(s, bytes, pos, s.errname, with(chain, text), false, s.base, {});
+        binary(bytes, pos, s.errname, with(chain, text), false, s.base, s.backing, {});
     }
     return !spans.empty();
   }
@@ -225,13 +257,14 @@ class Walker {
   }
 
   // A binary bundle at `at` in bytes whose data[0] lies at `base` in the named
-  // file (if it does). False when the bundle stores an ID twice: recorded.
-  bool binary(const Source&, Bytes data, std::uint64_t at, const std::string& errname, std::vector<Link> chain,
-              bool compressed, std::optional<std::uint64_t> base, Ccob cc) {
+  // file (if it does) and at `backing` in a file to pread headers from (if it
+  // does). False when the bundle stores an ID twice: recorded.
+  bool binary(Bytes data, std::uint64_t at, const std::string& errname, std::vector<Link> chain, bool compressed,
+              std::optional<std::uint64_t> base, Backing backing, Ccob cc) {
     Container c{file_, std::move(chain), {}};
     std::vector<formats::BundleEntry> entries;
     try {
-      entries = rebase_errors(at, [&] { return formats::read_binary_bundle(data, errname); });
+      entries = rebase_errors(at, [&] { return formats::read_binary_bundle(backing.shifted(at).source(data), errname); });
     } catch (const Error& e) {
       // The reader refuses a bundle storing one ID twice; that is a composition
       // fault `verify` reports, not a reason to stop reading the file.
@@ -246,7 +279,7 @@ class Walker {
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i)
       emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
-           base, cc);
+           base, backing, cc);
     return true;
   }
 
@@ -271,19 +304,19 @@ class Walker {
   }
 
   void emit(const Container& c, std::uint64_t index, std::string id, Bytes payload, std::uint64_t local,
-            bool compressed, std::optional<std::uint64_t> base, Ccob cc) {
+            bool compressed, std::optional<std::uint64_t> base, Backing backing, Ccob cc) {
     Entry e;
     e.index = index;
     e.target = canonical_target(id);
     e.id = std::move(id);
     // The code object's ELF header, copied with pread where the payload lies
-    // in the named file: touching the mapping instead maps in fault-around's
-    // 64 KiB at each header (a ROCm library's 888 entries: 55 MB resident,
-    // and most of the time `list` took).
+    // in a file: touching the mapping instead maps in fault-around's 64 KiB
+    // at each header (a ROCm library's 888 entries: 55 MB resident, and most
+    // of the time `list` took).
     std::array<std::byte, 64> head{};
     Bytes header = payload.first(std::min(payload.size(), head.size()));
-    if (base && !compressed && mapped_ && mapped_->fd() >= 0 && !header.empty()) {
-      mapped_->read_at(*base + local, head.data(), header.size());
+    if (backing.file && backing.file->fd() >= 0 && !header.empty()) {
+      backing.file->read_at(backing.at + local, head.data(), header.size());
       header = Bytes(head.data(), header.size());
     }
     if (auto t = compat::amdgpu_code_object(header)) {
@@ -324,10 +357,10 @@ class Walker {
     Bytes plain = spilled ? spilled->bytes() : Bytes(in_memory);
     Ccob cc{data.size()};
     if (formats::has_binary_bundle_magic(plain)) {
-      binary(s, plain, 0, inner, std::move(chain), true, std::nullopt, cc);
+      binary(plain, 0, inner, std::move(chain), true, std::nullopt, spilled ? Backing{spilled.get(), 0} : Backing{}, cc);
       return;
     }
-    Source d{plain, inner, chain, std::nullopt, s.depth + 1};
+    Source d{plain, inner, chain, std::nullopt, s.depth + 1, {}};
     if (!text(d, plain, inner, d.chain, true, std::nullopt, cc))
       fail_at({s.errname, at}, "the compressed bundle holds neither a binary nor a text bundle");
   }
@@ -342,7 +375,7 @@ class Walker {
       v_.container(c);
       for (std::size_t i = 0; i < entries.size(); ++i)
         emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
-             base, cc);
+             base, {}, cc);
       return true;
     }
     return false;
@@ -370,7 +403,7 @@ class Walker {
     for (std::size_t i = 0; i < bundle_sections.size(); ++i) {
       const object::SectionInfo& sec = *bundle_sections[i];
       emit(c, i, sec.name.substr(kSectionPrefix.size()), s.data.subspan(sec.offset, sec.size), sec.offset, false,
-           s.base, {});
+           s.base, s.backing, {});
     }
   }
 
@@ -381,7 +414,7 @@ class Walker {
       for (std::size_t i = 0; i < b.entries.size(); ++i) {
         const formats::OffloadEntry& e = b.entries[i];
         std::string id = fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), e.triple(), e.arch());
-        emit(c, i, id, data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, {});
+        emit(c, i, id, data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {});
       }
     }
   }
@@ -389,7 +422,6 @@ class Walker {
   std::string file_;
   Visitor& v_;
   const Limits& limits_;
-  const InputFile* mapped_;  // the named file when it is mapped
   std::uint64_t expanded_ = 0;
 };
 
@@ -430,15 +462,15 @@ std::vector<std::string> Container::path() const {
 std::string location(const Container& c, const Entry& e) { return fmt::format("{}, entry {}", c.name(), e.index); }
 
 void walk_bytes(Bytes data, const std::string& name, Visitor& v, const Limits& limits) {
-  Walker w(name, v, limits, nullptr);
-  w.node(Source{data, name, {{name, false}}, 0, 0});
+  Walker w(name, v, limits);
+  w.node(Source{data, name, {{name, false}}, 0, 0, {}});
 }
 
 void walk_file(const std::string& path, Visitor& v, const Limits& limits, const std::string& display) {
   auto in = InputFile::open(path);
   std::string name = display.empty() ? path : display;
-  Walker w(name, v, limits, in.get());
-  w.node(Source{in->bytes(), name, {{name, false}}, 0, 0});
+  Walker w(name, v, limits);
+  w.node(Source{in->bytes(), name, {{name, false}}, 0, 0, {in.get(), 0}});
 }
 
 std::vector<FoundContainer> collect(Bytes data, const std::string& name, const Limits& limits) {

@@ -9,30 +9,40 @@ bool has_binary_bundle_magic(Bytes data) {
 }
 
 std::vector<BundleEntry> read_binary_bundle(Bytes data, const std::string& file) {
-  ByteReader r(data, file);
-  if (!has_binary_bundle_magic(data)) fail_at({file, 0}, "not an offload bundle (no __CLANG_OFFLOAD_BUNDLE__ magic)");
+  return read_binary_bundle(ByteSource(data), file);
+}
+
+std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::string& file) {
+  const std::uint64_t size = src.size();
+  std::vector<std::byte> buf;  // the header as far as it is read (when src reads a file)
+  auto field = [&](std::uint64_t off, std::uint64_t n, std::string_view what) {
+    if (range_exceeds(off, n, size))
+      fail_at({file, off}, "{} (0x{:x} bytes) extends past the end of the file (0x{:x} bytes)", what, n, size);
+    return src.prefix(off + n, buf).subspan(off);
+  };
+  if (!has_binary_bundle_magic(src.prefix(kBundleMagic.size(), buf)))
+    fail_at({file, 0}, "not an offload bundle (no __CLANG_OFFLOAD_BUNDLE__ magic)");
   std::uint64_t pos = kBundleMagic.size();
-  std::uint64_t count = r.u64le(pos, "bundle entry count");
+  std::uint64_t count = load_le<std::uint64_t>(field(pos, 8, "bundle entry count").data());
   pos += 8;
   // Each entry takes at least 24 header bytes: a count the file cannot hold is a lie.
-  if (count > (data.size() - pos) / 24)
-    fail_at({file, kBundleMagic.size()}, "bundle entry count {} does not fit in the file (0x{:x} bytes)", count,
-            data.size());
+  if (count > (size - pos) / 24)
+    fail_at({file, kBundleMagic.size()}, "bundle entry count {} does not fit in the file (0x{:x} bytes)", count, size);
   std::vector<BundleEntry> entries;
   entries.reserve(count);
   std::set<std::string, std::less<>> seen;
   for (std::uint64_t i = 0; i < count; ++i) {
     std::uint64_t entry_at = pos;
     BundleEntry e;
-    e.offset = r.u64le(pos, "bundle entry offset");
-    e.size = r.u64le(pos + 8, "bundle entry size");
-    std::uint64_t id_len = r.u64le(pos + 16, "bundle entry id length");
+    e.offset = load_le<std::uint64_t>(field(pos, 8, "bundle entry offset").data());
+    e.size = load_le<std::uint64_t>(field(pos + 8, 8, "bundle entry size").data());
+    std::uint64_t id_len = load_le<std::uint64_t>(field(pos + 16, 8, "bundle entry id length").data());
     pos += 24;
-    e.id = std::string(as_chars(r.slice(pos, id_len, "bundle entry id")));
+    e.id = std::string(as_chars(field(pos, id_len, "bundle entry id")));
     pos += id_len;
-    if (range_exceeds(e.offset, e.size, data.size()))
+    if (range_exceeds(e.offset, e.size, size))
       fail_at({file, entry_at}, "bundle entry {} ('{}') payload at 0x{:x} of 0x{:x} bytes extends past the end of the file (0x{:x} bytes)",
-              i, e.id, e.offset, e.size, data.size());
+              i, e.id, e.offset, e.size, size);
     if (!seen.insert(e.id).second) fail_at({file, entry_at}, "duplicate bundle entry id '{}'", e.id);
     entries.push_back(std::move(e));
   }

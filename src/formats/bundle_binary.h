@@ -28,6 +28,9 @@ bool has_binary_bundle_magic(Bytes data);
 // truncated table, a payload outside the file or overlapping the header,
 // overflowing sums and duplicate IDs.
 std::vector<BundleEntry> read_binary_bundle(Bytes data, const std::string& file);
+// The same through a source that may read the header with pread (the payloads
+// are not read): listing a large blob maps none of its pages in.
+std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::string& file);
 
 // Header bytes and payload offsets for payloads of the given sizes, in order.
 struct BinaryBundleLayout {

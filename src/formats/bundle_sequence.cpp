@@ -1,6 +1,7 @@
 #include "formats/bundle_sequence.h"
 
 #include <algorithm>
+#include <array>
 
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
@@ -8,23 +9,42 @@
 namespace ot::formats {
 namespace {
 
-// The bytes the binary bundle at the start of `data` occupies.
-std::uint64_t binary_bundle_extent(Bytes data, const std::string& file) {
-  std::vector<BundleEntry> entries = read_binary_bundle(data, file);
+// The bytes the binary bundle at the start of `src` occupies.
+std::uint64_t binary_bundle_extent(const ByteSource& src, const std::string& file) {
+  std::vector<BundleEntry> entries = read_binary_bundle(src, file);
   std::uint64_t end = kBundleMagic.size() + 8;
   for (const BundleEntry& e : entries) end += 24 + e.id.size();
   for (const BundleEntry& e : entries) end = std::max(end, e.offset + e.size);  // read_binary_bundle bounds both
   return end;
 }
 
+// The offset of the first byte at or after `pos` that is not zero (the size when none is).
+std::uint64_t skip_zeros(const ByteSource& src, std::uint64_t pos) {
+  std::array<std::byte, 4096> chunk;
+  while (std::uint64_t n = src.read(pos, chunk.data(), chunk.size())) {
+    auto it = std::find_if(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n),
+                           [](std::byte b) { return b != std::byte{0}; });
+    if (it != chunk.begin() + static_cast<std::ptrdiff_t>(n)) return pos + static_cast<std::uint64_t>(it - chunk.begin());
+    pos += n;
+  }
+  return pos;
+}
+
 }  // namespace
 
 std::vector<BundleSpan> split_bundles(Bytes blob, const std::string& file) {
+  return split_bundles(ByteSource(blob), file);
+}
+
+std::vector<BundleSpan> split_bundles(const ByteSource& blob, const std::string& file) {
   std::vector<BundleSpan> spans;
+  std::vector<std::byte> buf;
   std::uint64_t pos = 0;
   while (pos < blob.size()) {
-    Bytes rest = blob.subspan(pos);
-    bool binary = has_binary_bundle_magic(rest), compressed = has_ccob_magic(rest);
+    ByteSource rest = blob.tail(pos);
+    buf.clear();
+    Bytes head = rest.prefix(std::max<std::size_t>(kBundleMagic.size(), kMaxCcobHeaderSize), buf);
+    bool binary = has_binary_bundle_magic(head), compressed = has_ccob_magic(head);
     if (!binary && !compressed) {
       if (spans.empty()) return spans;  // not a bundle at all
       fail_at({file, pos}, "neither an offload bundle nor padding after the bundle ending at 0x{:x}",
@@ -32,12 +52,11 @@ std::vector<BundleSpan> split_bundles(Bytes blob, const std::string& file) {
     }
     BundleSpan s{pos, 0, compressed};
     s.size = rebase_errors(pos, [&] {
-      return binary ? binary_bundle_extent(rest, file) : read_ccob_header(rest, file).total_size.value_or(rest.size());
+      return binary ? binary_bundle_extent(rest, file)
+                    : read_ccob_header(head, rest.size(), file).total_size.value_or(rest.size());
     });
     spans.push_back(s);
-    auto next = std::find_if(rest.begin() + static_cast<std::ptrdiff_t>(s.size), rest.end(),
-                             [](std::byte b) { return b != std::byte{0}; });
-    pos += static_cast<std::uint64_t>(next - rest.begin());
+    pos = skip_zeros(blob, pos + s.size);
   }
   return spans;
 }

@@ -25,5 +25,8 @@ struct BundleSpan {
 // the last one are alignment padding. Anything else is an error naming `file`
 // and the offset; a blob that does not start with a bundle gives no spans.
 std::vector<BundleSpan> split_bundles(Bytes blob, const std::string& file);
+// The same through a source that may read the headers and padding with pread
+// (payloads are not read): splitting a large blob maps none of its pages in.
+std::vector<BundleSpan> split_bundles(const ByteSource& blob, const std::string& file);
 
 }  // namespace ot::formats

@@ -6,7 +6,9 @@ bool has_ccob_magic(Bytes data) { return data.size() >= 4 && as_chars(data.first
 
 std::uint64_t ccob_header_size(std::uint16_t version) { return version == 1 ? 20 : version == 2 ? 24 : 32; }
 
-CcobHeader read_ccob_header(Bytes data, const std::string& file) {
+CcobHeader read_ccob_header(Bytes data, const std::string& file) { return read_ccob_header(data, data.size(), file); }
+
+CcobHeader read_ccob_header(Bytes data, std::uint64_t size, const std::string& file) {
   ByteReader r(data, file);
   if (!has_ccob_magic(data)) fail_at({file, 0}, "not a compressed offload bundle (no CCOB magic)");
   CcobHeader h;
@@ -33,8 +35,8 @@ CcobHeader read_ccob_header(Bytes data, const std::string& file) {
     if (*h.total_size < h.header_size)
       fail_at({file, 8}, "compressed bundle total size 0x{:x} is smaller than its header (0x{:x} bytes)", *h.total_size,
               h.header_size);
-    if (*h.total_size > data.size())
-      fail_at({file, 8}, "compressed bundle total size 0x{:x} exceeds the file size 0x{:x}", *h.total_size, data.size());
+    if (*h.total_size > size)
+      fail_at({file, 8}, "compressed bundle total size 0x{:x} exceeds the file size 0x{:x}", *h.total_size, size);
   }
   return h;
 }

@@ -31,6 +31,10 @@ bool has_ccob_magic(Bytes data);
 // Parse and validate a header at the start of `data`: known version (1-3) and
 // method, sizes inside the file. Errors name `file` and the field's offset.
 CcobHeader read_ccob_header(Bytes data, const std::string& file);
+// The same from the first bytes of a compressed bundle of `size` bytes: `head`
+// holds at least kMaxCcobHeaderSize bytes, or all of them.
+inline constexpr std::size_t kMaxCcobHeaderSize = 32;
+CcobHeader read_ccob_header(Bytes head, std::uint64_t size, const std::string& file);
 
 // The compressed bytes the header describes: up to total_size for v2/v3, the
 // rest of the data for v1.

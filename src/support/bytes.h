@@ -2,10 +2,12 @@
 // untrusted bytes. Nothing here ever reinterpret_casts input data.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -122,6 +124,60 @@ class ByteReader {
  private:
   Bytes data_;
   std::string file_;
+};
+
+// Bytes read by offset: a span in memory, or a file that is also mapped as that
+// span, read with pread. Parsers of headers spread over a large input (a blob
+// of bundles) read through one so that none of the file's pages is mapped in:
+// one fault on a mapping maps 64 KiB around it, or a whole large folio of the
+// page cache (up to 2 MiB), and all of it counts as resident.
+class ByteSource {
+ public:
+  // Copies [off, off+len) of the bytes, `off` counted from the span's start.
+  using ReadAt = std::function<void(std::uint64_t off, std::byte* to, std::uint64_t len)>;
+
+  explicit ByteSource(Bytes data) : data_(data) {}
+  ByteSource(Bytes data, ReadAt read_at) : data_(data), read_at_(std::move(read_at)) {}
+
+  std::uint64_t size() const { return data_.size(); }
+  Bytes data() const { return data_; }  // payloads are sliced from here (touching them maps them in)
+
+  // Copies up to `len` bytes at `off` (fewer at the end): the count copied.
+  std::uint64_t read(std::uint64_t off, std::byte* to, std::uint64_t len) const {
+    if (off >= data_.size()) return 0;
+    len = std::min<std::uint64_t>(len, data_.size() - off);
+    if (read_at_)
+      read_at_(base_ + off, to, len);
+    else
+      std::memcpy(to, data_.data() + off, len);
+    return len;
+  }
+
+  // The first min(n, size) bytes: the span itself when in memory, else read
+  // into `buf`, which grows (at least doubling) as parsing asks for more.
+  Bytes prefix(std::uint64_t n, std::vector<std::byte>& buf) const {
+    n = std::min<std::uint64_t>(n, data_.size());
+    if (!read_at_) return data_.first(n);
+    if (n > buf.size()) {
+      std::uint64_t old = buf.size();
+      std::uint64_t want = std::min<std::uint64_t>(data_.size(), std::max<std::uint64_t>({n, 2 * old, 4096}));
+      buf.resize(want);
+      read(old, buf.data() + old, want - old);
+    }
+    return Bytes(buf).first(n);
+  }
+
+  // The bytes from `off` to the end (off <= size).
+  ByteSource tail(std::uint64_t off) const {
+    ByteSource s(data_.subspan(off), read_at_);
+    s.base_ = base_ + off;
+    return s;
+  }
+
+ private:
+  Bytes data_;
+  ReadAt read_at_;
+  std::uint64_t base_ = 0;  // data_[0]'s offset for read_at_
 };
 
 }  // namespace ot

@@ -260,6 +260,54 @@ def error_cases(root, built):
                                                                           'code found'), (rc, out, err))
 
 
+def blob_bundle(ids, payloads):
+    """A binary bundle of `payloads` under `ids`, each payload 4 KiB aligned."""
+    at = 32 + sum(24 + len(i) for i in ids)
+    offsets = []
+    for p in payloads:
+        at = (at + 4095) // 4096 * 4096
+        offsets.append(at)
+        at += len(p)
+    out = bytearray(b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<Q', len(ids)))
+    for i, o, p in zip(ids, offsets, payloads):
+        out += struct.pack('<QQQ', o, len(p), len(i)) + i.encode()
+    for o, p in zip(offsets, payloads):
+        out += bytes(o - len(out)) + p
+    return bytes(out)
+
+
+def resident_cases(root):
+    """list and size of a 51 MiB file of 400 concatenated bundles read the bundle
+    tables only: before, every header was read through the mapping, and each
+    fault mapped 64 KiB around it or a whole large folio (written at once, as
+    here: the whole file, 55 MB resident)."""
+    ids = ['host-x86_64-unknown-linux-gnu-'] + ['hipv4-amdgcn-amd-amdhsa--' + a
+                                                for a in ('gfx906', 'gfx90a', 'gfx1030', 'gfx1100')]
+    blob = b''.join(blob_bundle(ids, [b''] + [os.urandom(32 << 10) for _ in range(4)]) for _ in range(400))
+    d = harness.Folder(root).dir
+    with open(os.path.join(d, 'many.bundle'), 'wb') as fh:
+        fh.write(blob)  # one write: the page cache may hold it in large folios
+    # The same file as the only member of a tar.gz (its payloads do not
+    # compress): the member is spooled, and the compressed input read so far
+    # leaves memory as the one member is read, not only after it.
+    t = io.BytesIO()
+    with tarfile.open(fileobj=t, mode='w:gz', compresslevel=1) as tf:
+        info = tarfile.TarInfo('many.bundle')
+        info.size = len(blob)
+        tf.addfile(info, io.BytesIO(blob))
+    with open(os.path.join(d, 'many.tar.gz'), 'wb') as fh:
+        fh.write(t.getvalue())
+    limit = harness.resident_budget_kib(16)
+    for applet, name, expected in (
+            ('list', 'many.bundle', 'many.bundle: 2000 entries in 400 containers, 0x%x bytes' % (1600 << 15)),
+            ('size', 'many.bundle', 'total: 2000 entries, %d bytes in the files' % (1600 << 15)),
+            ('list', 'many.tar.gz', 'many.tar.gz: 2000 entries in 400 containers, 0x%x bytes' % (1600 << 15))):
+        rc, peak = harness.peak_resident_kib([OT, applet, name], cwd=d)
+        out = harness.run([OT, applet, name], cwd=d, text=True).stdout
+        check('%s of %s (%d MiB of concatenated bundles) reads their tables only: peak resident %d KiB <= %d KiB' %
+              (applet, name, len(blob) >> 20, peak, limit), rc == 0 and expected in out and peak <= limit, out[-300:])
+
+
 def cases(root):
     d = harness.Folder(root).dir
     built = build(d)
@@ -267,6 +315,7 @@ def cases(root):
     package_cases(root, d, built)
     size_cases(root, d, built)
     error_cases(root, built)
+    resident_cases(root)
     compressed_cases(root, harness.Folder(root).dir)
 
 
