@@ -23,11 +23,14 @@ std::string percent_encode_path(std::string_view path) {
   return out;
 }
 
-std::string code_object_uri(const std::string& path, std::uint64_t offset, std::uint64_t size) {
+std::string file_uri(const std::string& path) {
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(path, ec);
-  std::string p = ec ? path : abs.lexically_normal().string();
-  return fmt::format("file://{}#offset={}&size={}", percent_encode_path(p), offset, size);
+  return "file://" + percent_encode_path(ec ? path : abs.lexically_normal().string());
+}
+
+std::string code_object_uri(const std::string& file_uri, std::uint64_t offset, std::uint64_t size) {
+  return fmt::format("{}#offset={}&size={}", file_uri, offset, size);
 }
 
 }  // namespace ot::contents

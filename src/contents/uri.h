@@ -14,7 +14,11 @@
 namespace ot::contents {
 
 std::string percent_encode_path(std::string_view path);
-// `path` as given; made absolute (lexically, symlinks kept) against the current folder.
-std::string code_object_uri(const std::string& path, std::uint64_t offset, std::uint64_t size);
+// "file://<path>": `path` as given, made absolute (lexically, symlinks kept)
+// against the current folder, encoded. Once per file: a listing of 888
+// entries asked for the current folder 888 times.
+std::string file_uri(const std::string& path);
+// file_uri(path) + "#offset=<offset>&size=<size>"
+std::string code_object_uri(const std::string& file_uri, std::uint64_t offset, std::uint64_t size);
 
 }  // namespace ot::contents

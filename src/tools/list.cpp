@@ -41,11 +41,12 @@ struct ListOptions {
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
-std::string entry_json(const std::string& file, const contents::FoundContainer& c, const contents::Entry& e) {
+std::string entry_json(const std::string& file, const std::string& file_uri, const contents::FoundContainer& c,
+                       const contents::Entry& e) {
   std::string path;
   for (const std::string& p : c.container.path()) path += (path.empty() ? "" : ", ") + json::str(p);
   std::string offset = e.offset ? std::to_string(*e.offset) : "null";
-  std::string uri = e.offset && file != "-" ? json::str(contents::code_object_uri(file, *e.offset, e.size)) : "null";
+  std::string uri = e.offset && file != "-" ? json::str(contents::code_object_uri(file_uri, *e.offset, e.size)) : "null";
   if (file == "-") offset = "null";  // no path to name: no offset either (uri is null exactly when offset is)
   return fmt::format(
       "    {{\"file\": {}, \"path\": [{}], \"index\": {}, \"id\": {}, \"target\": {}, \"processor\": {}, "
@@ -103,9 +104,10 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
     if (o.json) {
       files_json += fmt::format("{}\n    {{\"file\": {}, \"entries\": {}}}", files_json.empty() ? "" : ",",
                                 json::str(file), listed);
+      std::string uri = contents::file_uri(file);
       for (const contents::FoundContainer& c : found)
         for (const contents::Entry& e : c.entries)
-          entries_json += (entries_json.empty() ? "\n" : ",\n") + entry_json(file, c, e);
+          entries_json += (entries_json.empty() ? "\n" : ",\n") + entry_json(file, uri, c, e);
     } else if (!found.empty()) {
       print(text_for(file, found));
     }

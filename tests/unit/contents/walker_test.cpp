@@ -266,7 +266,7 @@ TEST_CASE("code object URI: ROCm's percent-encoding of the absolute path") {
   CHECK(percent_encode_path("/a\"<>\\^`{|}\x01\x7f\xc3\xa9") == "/a%22%3C%3E%5C%5E%60%7B%7C%7D%01%7F%C3%A9");
   // '#' and '?' would end the path: encoded, where roc-obj-ls leaves them.
   CHECK(percent_encode_path("/a#b?c") == "/a%23b%3Fc");
-  CHECK(code_object_uri("/x/y.so", 8192, 118) == "file:///x/y.so#offset=8192&size=118");
+  CHECK(code_object_uri(file_uri("/x/y.so"), 8192, 118) == "file:///x/y.so#offset=8192&size=118");
 }
 
 TEST_CASE("a CCOB declaring more than the limit stops before decompressing") {
