@@ -289,7 +289,7 @@ def run(argv, cwd=None, env=None, stdin=None, text=False, timeout=None, check=Fa
         stdin = stdin.encode()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            p = subprocess.run(argv, cwd=cwd, env=full, input=stdin if stdin is not None else None,
+            p = subprocess.run(argv, cwd=cwd, env=full, input=stdin,
                                stdin=subprocess.DEVNULL if stdin is None else None, stdout=out, stderr=err,
                                timeout=timeout, executable=executable)
             rc = p.returncode
