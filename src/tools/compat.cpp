@@ -63,8 +63,6 @@ std::string js(std::string_view s) { return json::str(s); }
 std::string js_or_null(const std::string& s) { return json::str_or_null(s); }
 const char* jb(bool b) { return json::boolean(b); }
 
-void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
-
 std::string spec_json(const compat::TargetSpec& s) {
   std::string features;
   for (std::string_view f : target::kTargetFeatures)

@@ -39,8 +39,6 @@ struct ListOptions {
   bool json = false;
 };
 
-void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
-
 std::string entry_json(const std::string& file, const std::string& file_uri, const contents::FoundContainer& c,
                        const contents::Entry& e) {
   std::string path;

@@ -1,6 +1,9 @@
 // Entry points of the applets and personalities (one file each in tools/).
 #pragma once
 
+#include <cstdio>
+#include <string_view>
+
 #include "cli/applets.h"
 
 namespace ot::tools {
@@ -18,6 +21,9 @@ cli::AppletBody define_package(CLI::App& app);
 cli::AppletBody define_size(CLI::App& app);
 cli::AppletBody define_unbundle(CLI::App& app);
 cli::AppletBody define_wrap(CLI::App& app);
+
+// Writes `s` to standard output as it is.
+inline void print(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 // Personalities: LLVM's command line (cli/llvm_tools.h), parsed and run.
 int run_clang_offload_bundler(const cli::Invocation&);
