@@ -23,7 +23,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <memory>
+#include <string_view>
 
 #include "cli/diagnostics.h"
 #include "contents/uri.h"
@@ -39,18 +41,57 @@ struct ListOptions {
   bool json = false;
 };
 
-std::string entry_json(const std::string& file, const std::string& file_uri, const contents::FoundContainer& c,
-                       const contents::Entry& e) {
-  std::string path;
-  for (const std::string& p : c.container.path()) path += (path.empty() ? "" : ", ") + json::str(p);
-  std::string offset = e.offset ? std::to_string(*e.offset) : "null";
-  std::string uri = e.offset && file != "-" ? json::str(contents::code_object_uri(file_uri, *e.offset, e.size)) : "null";
-  if (file == "-") offset = "null";  // no path to name: no offset either (uri is null exactly when offset is)
-  return fmt::format(
-      "    {{\"file\": {}, \"path\": [{}], \"index\": {}, \"id\": {}, \"target\": {}, \"processor\": {}, "
-      "\"offset\": {}, \"size\": {}, \"compressed\": {}, \"uri\": {}}}",
-      json::str(file), path, e.index, json::str(e.id), json::str(e.target), json::opt_str(e.processor), offset,
-      e.size, json::boolean(e.compressed), uri);
+struct ListedFile {
+  std::string file;
+  std::vector<contents::FoundContainer> found;
+  std::size_t entries = 0;
+};
+
+// The JSON form, written as it is made: a ROCm library has ~1000 entries, and
+// building the whole text first (a string per entry, then one for all) was
+// most of `list --json`'s time (copies and page faults of the growing string).
+// What is the same for many entries (the file, its URI, a container's path) is
+// made once.
+void print_json(const std::vector<ListedFile>& listed) {
+  fmt::memory_buffer out;
+  auto flush = [&out] {
+    print(std::string_view(out.data(), out.size()));
+    out.clear();
+  };
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "{{\n  \"schema\": \"offloadtool-list/1\",\n  \"files\": [");
+  const char* sep = "\n";
+  for (const ListedFile& f : listed) {
+    fmt::format_to(to, "{}    {{\"file\": {}, \"entries\": {}}}", sep, json::str(f.file), f.entries);
+    sep = ",\n";
+  }
+  fmt::format_to(to, "\n  ],\n  \"entries\": [");
+  sep = "\n";
+  for (const ListedFile& f : listed) {
+    std::string file = json::str(f.file);
+    // No path to name for standard input: no offset either (uri is null exactly when offset is).
+    bool addressable = f.file != "-";
+    std::string uri = addressable ? contents::file_uri(f.file) : "";
+    for (const contents::FoundContainer& c : f.found) {
+      std::string path;
+      for (const std::string& p : c.container.path()) path += (path.empty() ? "" : ", ") + json::str(p);
+      for (const contents::Entry& e : c.entries) {
+        fmt::format_to(to, "{}    {{\"file\": {}, \"path\": [{}], \"index\": {}, \"id\": {}, \"target\": {}, ", sep,
+                       file, path, e.index, json::str(e.id), json::str(e.target));
+        fmt::format_to(to, "\"processor\": {}, \"offset\": ", json::opt_str(e.processor));
+        if (e.offset && addressable)
+          fmt::format_to(to, "{}, \"size\": {}, \"compressed\": {}, \"uri\": {}}}", *e.offset, e.size,
+                         json::boolean(e.compressed), json::str(contents::code_object_uri(uri, *e.offset, e.size)));
+        else
+          fmt::format_to(to, "null, \"size\": {}, \"compressed\": {}, \"uri\": null}}", e.size,
+                         json::boolean(e.compressed));
+        sep = ",\n";
+        if (out.size() >= (1u << 16)) flush();
+      }
+    }
+  }
+  fmt::format_to(to, "\n  ]\n}}\n");
+  flush();
 }
 
 std::string text_for(const std::string& file, const std::vector<contents::FoundContainer>& found) {
@@ -81,7 +122,7 @@ std::string text_for(const std::string& file, const std::vector<contents::FoundC
 
 int list(const ListOptions& o, const cli::Invocation& inv) {
   int rc = 0;
-  std::string files_json, entries_json;
+  std::vector<ListedFile> listed;  // --json: printed after all files are read (errors go first)
   for (const std::string& file : o.inputs) {
     std::vector<contents::FoundContainer> found;
     std::size_t n = 0;
@@ -97,22 +138,14 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
       rc = 1;
       found.clear();
     }
-    std::size_t listed = 0;
-    for (const contents::FoundContainer& c : found) listed += c.entries.size();
     if (o.json) {
-      files_json += fmt::format("{}\n    {{\"file\": {}, \"entries\": {}}}", files_json.empty() ? "" : ",",
-                                json::str(file), listed);
-      std::string uri = contents::file_uri(file);
-      for (const contents::FoundContainer& c : found)
-        for (const contents::Entry& e : c.entries)
-          entries_json += (entries_json.empty() ? "\n" : ",\n") + entry_json(file, uri, c, e);
+      ListedFile& f = listed.emplace_back(ListedFile{file, std::move(found)});
+      for (const contents::FoundContainer& c : f.found) f.entries += c.entries.size();
     } else if (!found.empty()) {
       print(text_for(file, found));
     }
   }
-  if (o.json)
-    print(fmt::format("{{\n  \"schema\": \"offloadtool-list/1\",\n  \"files\": [{}\n  ],\n  \"entries\": [{}\n  ]\n}}\n",
-                      files_json, entries_json));
+  if (o.json) print_json(listed);
   return rc;
 }
 
