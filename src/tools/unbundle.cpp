@@ -65,7 +65,10 @@ struct UnbundleOptions {
 int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
   bundler::Config c = make_config();
   c.inputs = {o.input};
-  c.type = o.type.empty() ? type_from_content(o.input) : o.type;
+  // With --extract-dir the walker reads the content, and standard input can be
+  // read only once: the type matters there only to --check-input-archive.
+  const bool needs_type = o.extract_dir.empty() || o.check_archive;
+  c.type = !o.type.empty() ? o.type : needs_type ? type_from_content(o.input) : "";
   if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
   c.allow_missing_bundles = o.allow_missing;
   c.hip_openmp_compatible = o.hip_openmp;
