@@ -1,15 +1,12 @@
 #include "bundler/archive_unbundle.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 #include <unordered_map>
 
@@ -47,26 +44,6 @@ std::string device_member_name(std::string_view member_name, std::string_view bu
 
 std::string device_member_name(std::string_view member_name, std::string_view bundle_id) {
   return device_member_name(member_name, bundle_id, device_extension(bundle_id));
-}
-
-std::string safe_file_name(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (c == '/' || c == '\\' || u < 0x20 || u == 0x7f) ? '_' : c;
-  }
-  if (out.empty()) return "_";
-  if (out == "." || out == "..") return "_" + out;
-  return out;
-}
-
-std::string unique_file_name(const std::string& name, std::set<std::string>& taken) {
-  if (taken.insert(name).second) return name;
-  const std::string stem(llvm_path::stem(name)), ext(llvm_path::extension(name));
-  for (std::uint64_t n = 1;; ++n) {
-    std::string candidate = fmt::format("{}.{}{}", stem, n, ext);
-    if (taken.insert(candidate).second) return candidate;
-  }
 }
 
 namespace {
@@ -229,41 +206,6 @@ void for_each_member(const InputFile& in, Fn&& fn) {
   if (!keep_mapped) in.release(dropped, in.size() - dropped);
 }
 
-// Extracted files are committed one by one (an archive may hold more files
-// than a process may keep open) into a hidden staging folder inside the
-// destination, and moved into place only when everything succeeded; on failure
-// the staging folder is removed, so the destination is left as it was.
-class Staging {
- public:
-  explicit Staging(const std::string& prefix) : prefix_(prefix) {
-    dir_ = fmt::format("{}.offloadtool-extract-{}", prefix, ::getpid());
-    if (::mkdir(dir_.c_str(), 0700) != 0) throw Error({}, open_error_text(dir_, errno));
-  }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-  ~Staging() {
-    for (const std::string& n : names_) ::unlink(path(n).c_str());
-    ::rmdir(dir_.c_str());
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-  void add(const std::string& name) { names_.push_back(name); }
-  void move_all() {
-    for (std::size_t i = 0; i < names_.size(); ++i) {
-      const std::string to = prefix_ + names_[i];
-      if (::rename(path(names_[i]).c_str(), to.c_str()) != 0) {
-        const int e = errno;
-        names_.erase(names_.begin(), names_.begin() + static_cast<std::ptrdiff_t>(i));
-        throw Error({}, open_error_text(to, e));
-      }
-    }
-    names_.clear();
-  }
-
- private:
-  std::string prefix_, dir_;
-  std::vector<std::string> names_;
-};
-
 }  // namespace
 
 void check_input_archive(const Config& config) {
@@ -285,12 +227,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   auto in = InputFile::open(path);
 
   // As in the non-archive path, LLVM works with the standardised names, parsed again.
-  std::vector<std::string> names;
-  std::vector<BundleId> requested;
-  for (const BundleId& t : targets) {
-    names.push_back(t.str());
-    requested.emplace_back(names.back());
-  }
+  const auto [names, requested] = standardised(targets);
 
   // The members in slices of kSliceMembers, each scanned as soon as the walk
   // over the headers has passed it, side by side with the walk and each other.
@@ -368,75 +305,6 @@ std::vector<ArchiveEntry> archive_entries(const Config& config) {
     for (const BundleEntry& e : b.entries) out.push_back({m.name, e.id});
   });
   return out;
-}
-
-std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<BundleId>& targets,
-                                          const std::string& dir) {
-  const std::string& path = config.inputs[0];
-  auto in = InputFile::open(path);
-  const bool is_archive = archive::is_archive(in->bytes()) || config.type == "a";
-  std::vector<archive::Member> members;  // all read first: a damaged archive fails before any work
-  if (is_archive) for_each_member(*in, [&](const archive::Member& m) { members.push_back(m); });
-
-  std::vector<std::string> names;
-  std::vector<BundleId> requested;
-  for (const BundleId& t : targets) {
-    names.push_back(t.str());
-    requested.emplace_back(names.back());
-  }
-  std::vector<bool> found(targets.size(), false);
-
-  // Folder first, so that a bad folder fails before any work.
-  struct stat st{};
-  if (::stat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT || ::mkdir(dir.c_str(), 0777) != 0) throw Error({}, open_error_text(dir, errno));
-  } else if (!S_ISDIR(st.st_mode)) {
-    throw Error({}, open_error_text(dir, ENOTDIR));
-  }
-  const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
-
-  std::vector<ExtractedFile> written;
-  std::set<std::string> taken;
-  Staging staging(prefix);
-  // Files are named as device-archive members: after the archive member, or
-  // for a bundle input after the input's file name.
-  auto extract = [&](const OpenedBundle& b, const std::string& member) {
-    const std::string& name_base =
-        is_archive ? member : std::string(llvm_path::filename(path == "-" ? std::string_view("stdin") : std::string_view(path)));
-    for (const BundleEntry& e : b.entries) {
-      bool wanted = requested.empty();
-      const BundleId code_object(e.id);
-      for (std::size_t i = 0; i < requested.size(); ++i)
-        if (target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible))
-          wanted = found[i] = true;
-      if (!wanted) continue;
-      const std::string name = unique_file_name(safe_file_name(device_member_name(name_base, e.id)), taken);
-      OutputFile out(staging.path(name));
-      if (b.is_host_marker(e))
-        write_stripped_object(b, out);
-      else
-        out.copy_from(*b.file, b.base + e.offset, e.size);
-      out.commit();
-      staging.add(name);
-      written.push_back({member, e.id, prefix + name});
-    }
-  };
-  if (is_archive) {
-    Config members_config = config;  // members are read as -type=a reads them
-    members_config.type.assign(1, 'a');  // (not = "a": GCC 12 warns falsely of overlapping copies)
-    std::uint64_t dropped = 0;
-    for (const archive::Member& m : members) {
-      extract(open_bundle(members_config, in, m.offset, m.data.size(), member_display(path, m.name)), m.name);
-      if (in->size() > kKeepMapped) dropped = release_behind(*in, dropped, m.header_offset);
-    }
-  } else {
-    for (const OpenedBundle& b : open_bundles(config, in)) extract(b, "");
-  }
-  for (std::size_t i = 0; i < targets.size(); ++i)
-    if (!found[i] && !config.allow_missing_bundles)
-      fail_llvm("no compatible code object found for the target '{}' in {}", names[i], path);
-  staging.move_all();
-  return written;
 }
 
 }  // namespace ot::bundler

@@ -1,6 +1,6 @@
 // Heterogeneous device archives (HDAs): unbundling `-type=a` as LLVM 19 does
-// (reference 2.16, 2.6, 1.6), and the native extraction of an archive's (or a
-// bundle's) device code into a folder.
+// (reference 2.16, 2.6, 1.6). (The native extraction of any input's device
+// code into a folder is bundler/extract_dir.h.)
 //
 // Archives are read with archive/ar_reader.h (not libarchive: it rejects GNU
 // long names containing '/', which clang-offload-packager --archive writes; see
@@ -17,7 +17,6 @@
 // archive.
 #pragma once
 
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,35 +56,5 @@ struct ArchiveEntry {
   std::string bundle_id;
 };
 std::vector<ArchiveEntry> archive_entries(const Config& config);
-
-// ---------------------------------------------------------------------------
-// Extraction into a folder (native `offloadtool unbundle --extract-dir`).
-
-// A file name that stays inside its folder: '/', '\\', NUL and other control
-// characters become '_'; an empty name becomes "_"; "." and ".." get a leading
-// '_'. Every other name is kept as it is.
-std::string safe_file_name(std::string_view name);
-
-// `name`, or the first of "<stem>.1<ext>", "<stem>.2<ext>"... (stem/ext split as
-// llvm_path::stem/extension do) that is not in `taken`; the result is added to
-// `taken`. So duplicate names never overwrite each other, deterministically.
-std::string unique_file_name(const std::string& name, std::set<std::string>& taken);
-
-struct ExtractedFile {
-  std::string member;     // archive member name ("" for a bundle input)
-  std::string bundle_id;  // as stored
-  std::string path;       // written file: <dir>/<name>
-};
-
-// Writes the device code of `config.inputs[0]` (an archive or any bundle the
-// bundler reads) into `dir` (created if missing): every entry compatible with
-// one of `targets` (by LLVM's rules), or every entry when `targets` is empty.
-// Names are device_member_name(...) of the member (for a bundle: of the
-// input's file name), made safe and unique as above; host objects have their
-// bundle sections stripped, as in device archives. Fails when a target finds
-// nothing unless config.allow_missing_bundles. All files are committed
-// together: after an error nothing has been written.
-std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<target::BundleId>& targets,
-                                          const std::string& dir);
 
 }  // namespace ot::bundler

@@ -167,11 +167,17 @@ std::vector<OpenedBundle> open_bundles(const Config& config, const std::shared_p
 }
 
 void write_stripped_object(const OpenedBundle& b, OutputFile& out) {
+  write_stripped_object(*b.file, b.bytes(), b.display, out);
+}
+
+void write_stripped_object(const InputFile& file, Bytes object, const std::string& display, OutputFile& out) {
+  auto remove = [](std::string_view name) { return name.starts_with(kSectionPrefix); };
+  if (object.data() == file.bytes().data() && object.size() == file.size()) {
+    object::write_without_sections(file, remove, out);
+    return;
+  }
   // The writer edits a whole file: an object inside a larger one is copied out first.
-  Bytes bytes = b.bytes();
-  std::shared_ptr<InputFile> obj =
-      bytes.size() == b.file->size() ? b.file : InputFile::from_memory(b.display, {bytes.begin(), bytes.end()});
-  object::write_without_sections(*obj, [](std::string_view name) { return name.starts_with(kSectionPrefix); }, out);
+  object::write_without_sections(*InputFile::from_memory(display, {object.begin(), object.end()}), remove, out);
 }
 
 }  // namespace ot::bundler

@@ -74,5 +74,8 @@ std::vector<OpenedBundle> open_bundles(const Config& config, const std::shared_p
 // The object of an object bundle without its bundle sections (what LLVM asks
 // llvm-objcopy for when it extracts the host entry).
 void write_stripped_object(const OpenedBundle& b, OutputFile& out);
+// The same for the object `object`, which is all of `file` or bytes elsewhere
+// (a part of it, a spooled member), named `display` in errors.
+void write_stripped_object(const InputFile& file, Bytes object, const std::string& display, OutputFile& out);
 
 }  // namespace ot::bundler

@@ -340,21 +340,22 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
   print_compression_stats(config, h, compressed_size, seconds_since(t0));
 }
 
+Requested standardised(const std::vector<BundleId>& targets) {
+  Requested r;
+  for (const BundleId& t : targets) {
+    r.names.push_back(t.str());
+    r.ids.emplace_back(r.names.back());
+  }
+  return r;
+}
+
 void unbundle(const Config& config, const std::vector<BundleId>& targets) {
   if (config.type == "a") return unbundle_archive(config, targets);  // reference 2.16
   std::vector<OpenedBundle> bundles = open_bundles(config, InputFile::open(config.inputs[0]));
 
   // The worklist: requested targets in llvm::StringMap order (that is the order
-  // LLVM tries them in for each bundle).
-  // From here on LLVM works with the standardised names, parsed again: so a
-  // request "host-x86_64-unknown-linux-gnu" is the ID "host-...-gnu-", whose
-  // target ID is (by LLVM's parsing quirk) the whole string again.
-  std::vector<std::string> names;
-  std::vector<BundleId> requested;
-  for (const BundleId& t : targets) {
-    names.push_back(t.str());
-    requested.emplace_back(names.back());
-  }
+  // LLVM tries them in for each bundle), by their standardised names.
+  const auto [names, requested] = standardised(targets);
   std::vector<std::size_t> order = stringmap_order(names);
   std::vector<bool> pending(targets.size(), false);
   for (std::size_t i : order) pending[i] = true;

@@ -46,6 +46,16 @@ struct Config {
 // targets; throws LlvmError with LLVM's texts.
 std::vector<target::BundleId> check_targets(const Config& config, bool unbundling);
 
+// The requested targets as LLVM works with them from there on: their
+// standardised names, parsed again. So a request "host-x86_64-unknown-linux-gnu"
+// is the ID "host-...-gnu-", whose target ID is (by LLVM's parsing quirk) the
+// whole string again.
+struct Requested {
+  std::vector<std::string> names;
+  std::vector<target::BundleId> ids;
+};
+Requested standardised(const std::vector<target::BundleId>& targets);
+
 void bundle(const Config& config, const std::vector<target::BundleId>& targets);
 void unbundle(const Config& config, const std::vector<target::BundleId>& targets);
 // Prints every bundle ID in file order. (LLVM 19 prints binary bundles in its

@@ -241,7 +241,7 @@ class Walker {
       std::string text = spans.size() == 1
                              ? fmt::format("{}bundle at 0x{:x}", sp.compressed ? "compressed " : "", pos)
                              : fmt::format("{}bundle {} at 0x{:x}", sp.compressed ? "compressed " : "", i, pos);
-      v_.bundle({Container{file_, with(chain, text), {}}, s.errname, bytes, sp.compressed, pos,
+      v_.bundle({Container{file_, with(chain, text), {}, {}}, s.errname, bytes, sp.compressed, pos,
                  s.base ? std::optional(*s.base + pos) : std::nullopt});
       if (sp.compressed)
         ccob(s, bytes, pos, with(chain, text));
@@ -261,7 +261,7 @@ class Walker {
   // does). False when the bundle stores an ID twice: recorded.
   bool binary(Bytes data, std::uint64_t at, const std::string& errname, std::vector<Link> chain, bool compressed,
               std::optional<std::uint64_t> base, Backing backing, Ccob cc) {
-    Container c{file_, std::move(chain), {}};
+    Container c{file_, std::move(chain), {}, {}};
     std::vector<formats::BundleEntry> entries;
     try {
       entries = rebase_errors(at, [&] { return formats::read_binary_bundle(backing.shifted(at).source(data), errname); });
@@ -371,7 +371,7 @@ class Walker {
     for (std::string_view comment : {"//", "#", ";"}) {
       if (chars.find(formats::text_start_marker(comment)) == std::string_view::npos) continue;
       auto entries = formats::read_text_bundle(data, comment, errname);
-      Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", comment)), {}};
+      Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", comment)), {}, {}};
       v_.container(c);
       for (std::size_t i = 0; i < entries.size(); ++i)
         emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
@@ -398,7 +398,7 @@ class Walker {
       }
     }
     if (bundle_sections.empty()) return;
-    Container c{file_, with(s.chain, fmt::format("{} sections", kSectionPrefix)), {}};
+    Container c{file_, with(s.chain, fmt::format("{} sections", kSectionPrefix)), {}, s.data};
     v_.container(c);
     for (std::size_t i = 0; i < bundle_sections.size(); ++i) {
       const object::SectionInfo& sec = *bundle_sections[i];
@@ -409,7 +409,7 @@ class Walker {
 
   void offload_binaries(const Source& s, Bytes data, std::uint64_t at, const std::vector<Link>& chain) {
     for (const formats::OffloadBinary& b : formats::read_offload_binaries(data, s.errname, at)) {
-      Container c{file_, with(chain, fmt::format("offload binary at 0x{:x}", at + b.offset)), {}};
+      Container c{file_, with(chain, fmt::format("offload binary at 0x{:x}", at + b.offset)), {}, {}};
       v_.container(c);
       for (std::size_t i = 0; i < b.entries.size(); ++i) {
         const formats::OffloadEntry& e = b.entries[i];
@@ -428,7 +428,10 @@ class Walker {
 class Collector : public Visitor {
  public:
   explicit Collector(std::vector<FoundContainer>& out) : out_(out) {}
-  void container(const Container& c) override { out_.push_back({c, {}}); }
+  void container(const Container& c) override {
+    out_.push_back({c, {}});
+    out_.back().container.object = {};
+  }
   void entry(const Container&, const Entry& e) override {
     out_.back().entries.push_back(e);
     out_.back().entries.back().bytes = {};
@@ -459,6 +462,12 @@ std::vector<std::string> Container::path() const {
   return out;
 }
 
+std::string Container::innermost_member() const {
+  for (auto l = chain.rbegin(); l != chain.rend(); ++l)
+    if (l->member) return l->text;
+  return {};
+}
+
 std::string location(const Container& c, const Entry& e) { return fmt::format("{}, entry {}", c.name(), e.index); }
 
 void walk_bytes(Bytes data, const std::string& name, Visitor& v, const Limits& limits) {
@@ -467,10 +476,13 @@ void walk_bytes(Bytes data, const std::string& name, Visitor& v, const Limits& l
 }
 
 void walk_file(const std::string& path, Visitor& v, const Limits& limits, const std::string& display) {
-  auto in = InputFile::open(path);
-  std::string name = display.empty() ? path : display;
+  walk_input(*InputFile::open(path), v, limits, display);
+}
+
+void walk_input(const InputFile& in, Visitor& v, const Limits& limits, const std::string& display) {
+  std::string name = display.empty() ? in.path() : display;
   Walker w(name, v, limits);
-  w.node(Source{in->bytes(), name, {{name, false}}, 0, 0, {in.get(), 0}});
+  w.node(Source{in.bytes(), name, {{name, false}}, 0, 0, {&in, 0}});
 }
 
 std::vector<FoundContainer> collect(Bytes data, const std::string& name, const Limits& limits) {

@@ -31,6 +31,10 @@
 
 #include "support/bytes.h"
 
+namespace ot {
+class InputFile;
+}
+
 namespace ot::contents {
 
 // One step of a chain: "data.tar.xz" (a member), "section .hip_fatbin",
@@ -48,10 +52,18 @@ struct Container {
   // IDs the bundle stores twice (its reader refuses such a bundle, and the
   // container then has no entries): `compat verify` reports them.
   std::vector<std::string> refused_duplicates;
+  // An object's __CLANG_OFFLOAD_BUNDLE__ sections: the whole object, whose
+  // host entry (one zero byte) stands for the object without those sections;
+  // empty for other containers. Valid only during the visit.
+  Bytes object;
   // "lib.a(x.o), section .hip_fatbin, bundle 1 at 0x1000": members in
   // parentheses, the other links after commas.
   std::string name() const;
   std::vector<std::string> path() const;  // the links' texts
+  // The innermost archive member holding it ("./usr/lib/libk.so.1" of
+  // "pkg.deb(data.tar.xz)(./usr/lib/libk.so.1), section .hip_fatbin"); empty
+  // when it lies in the named file itself.
+  std::string innermost_member() const;
 };
 
 struct Entry {
@@ -104,6 +116,8 @@ class Visitor {
 // Walks `path` ("-": standard input), calling the visitor in file order.
 // `display` is the name errors and chains show (defaults to `path`).
 void walk_file(const std::string& path, Visitor& v, const Limits& limits = {}, const std::string& display = "");
+// The same over a file the caller opened (and may copy entries from by their offsets).
+void walk_input(const InputFile& in, Visitor& v, const Limits& limits = {}, const std::string& display = "");
 // The same over bytes in memory (tests, callers with a mapped file).
 void walk_bytes(Bytes data, const std::string& name, Visitor& v, const Limits& limits = {});
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "bundler/archive_unbundle.h"
+#include "bundler/extract_dir.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -16,7 +17,11 @@ namespace {
 constexpr const char* kFooter = R"(Inputs:
   A bundle (binary, text, object or compressed) or a static device library: an
   'ar' archive whose members are bundles ("heterogeneous device archive"). The
-  type is detected from the content unless --type is given.
+  type is detected from the content unless --type is given. With --extract-dir,
+  also anything 'offloadtool list' reads: objects, shared libraries and
+  executables (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__* and .llvm.offloading
+  sections), offload binaries, concatenated bundles and compressed bundles,
+  tar, zip, cpio, rpm and .deb packages, nested.
 
 Without --extract-dir, every --target is "<bundle id>=<output file>":
   for a bundle, the output gets the entry LLVM's clang-offload-bundler would
@@ -27,19 +32,26 @@ Without --extract-dir, every --target is "<bundle id>=<output file>":
 
 With --extract-dir DIR, every --target is a bare bundle ID (none: every entry)
 and each selected code object becomes one file in DIR (created if missing),
-named as it would be in a device archive; for a bundle input the input's own
-file name stands for the member name. Host objects lose their bundle sections.
+named as it would be in a device archive after the innermost archive or
+package member holding it; for an entry lying in the input itself (a bundle,
+a library's .hip_fatbin) the input's own file name stands for the member name
+("stdin" for '-'): libk.so's gfx906 entry becomes
+libk-hipv4-amdgcn-amd-amdhsa--gfx906libk.bc. The content decides how the input
+is read (--type is not used). Compressed bundles are written decompressed.
+Host objects lose their bundle sections.
   - Names never leave DIR: '/', '\', NUL and control characters become '_',
     empty names become '_', '.' and '..' become '_.' and '_..'.
   - Duplicate names never overwrite each other: the second "x.bc" is written as
-    "x.1.bc", the third as "x.2.bc", ... in input order (deterministic).
+    "x.1.bc", the third as "x.2.bc", ... in input order (deterministic); so
+    the same ID in several bundles of one library gives x.bc, x.1.bc, ...
   - Existing files in DIR with the same names are replaced.
   - All or nothing: files are staged in a hidden folder inside DIR
     (.offloadtool-extract-<pid>) and moved into place only when everything
     succeeded; after an error nothing is left. (Interrupted by a signal, the
     staging folder may remain: there can be more files than the signal
     handler tracks.)
-  --verbose prints one line per written file: <path>\t<member>\t<bundle id>.
+  --verbose prints one line per written file: <path>\t<member>\t<bundle id>,
+  <member> being the innermost archive or package member ('' for none).
 
 Exit status: 0 on success, 1 on any error (nothing is written then).
 )";
@@ -53,7 +65,10 @@ struct UnbundleOptions {
 int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
   bundler::Config c = make_config();
   c.inputs = {o.input};
-  c.type = o.type.empty() ? type_from_content(o.input) : o.type;
+  // With --extract-dir the walker reads the content, and standard input can be
+  // read only once: the type matters there only to --check-input-archive.
+  const bool needs_type = o.extract_dir.empty() || o.check_archive;
+  c.type = !o.type.empty() ? o.type : needs_type ? type_from_content(o.input) : "";
   if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
   c.allow_missing_bundles = o.allow_missing;
   c.hip_openmp_compatible = o.hip_openmp;
@@ -90,7 +105,9 @@ cli::AppletBody define_unbundle(CLI::App& app) {
   auto o = std::make_shared<UnbundleOptions>();
   app.description("Extract entries from an offload bundle (binary, text, object or compressed) or a device archive.");
   app.footer(kFooter);
-  app.add_option("input", o->input, "bundle or archive to read ('-' for standard input)")->required();
+  app.add_option("input", o->input,
+                 "bundle or archive to read (with --extract-dir: any container 'list' reads; '-' for standard input)")
+      ->required();
   app.add_option("-t,--target", o->pairs,
                  "<bundle id>=<output file> (repeat); with --extract-dir: <bundle id> selecting what to extract");
   app.add_option("--extract-dir", o->extract_dir, "write the selected device code objects as files into this folder");

@@ -154,9 +154,8 @@ def plain_cases(root, d, built):
         e['uri'].startswith('file://%s/my%%20lib+1.so#offset=' % c.dir) for e in j['entries']), j)
 
 
-def package_cases(root, d, built):
-    """.deb, tar.xz, zip, cpio: the same three entries, chains through the members, no offsets."""
-    so = built['libk.so']
+def make_deb(d, so):
+    """libk.deb by dpkg-deb in `d`: data.tar.xz holding `so` as ./usr/lib/libk.so.1 and a README; its bytes."""
     pkg = os.path.join(d, 'pkg')
     os.makedirs(os.path.join(pkg, 'DEBIAN'))
     os.makedirs(os.path.join(pkg, 'usr', 'lib'))
@@ -166,7 +165,13 @@ def package_cases(root, d, built):
     harness.write(os.path.join(pkg, 'usr', 'lib', 'README'), b'no device code\n')
     r = harness.run([DPKG_DEB, '--root-owner-group', '-Zxz', '--build', 'pkg', 'libk.deb'], cwd=d, text=True)
     check('dpkg-deb builds a .deb', r.returncode == 0, r.stderr)
-    deb = harness.read(os.path.join(d, 'libk.deb'))
+    return harness.read(os.path.join(d, 'libk.deb'))
+
+
+def package_cases(root, d, built):
+    """.deb, tar.xz, zip, cpio: the same three entries, chains through the members, no offsets."""
+    so = built['libk.so']
+    deb = make_deb(d, so)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:
         z.writestr('k-1.0.dist-info/METADATA', 'Name: k\n')

@@ -11,6 +11,7 @@
 
 #include "archive/ar_reader.h"
 #include "bundler/archive_unbundle.h"
+#include "bundler/extract_dir.h"
 #include "support/output_file.h"
 
 namespace {

@@ -13,6 +13,9 @@ names others in the cache) this suite
   * requires the bytes at each offset/size of our listing to equal the range
     roc-obj-ls names, and roc-obj-extract's file (for the smallest entry
     only: it copies with dd bs=1, about 15 s per MB on a busy machine);
+  * runs `offloadtool unbundle <library> --extract-dir` and requires one file
+    per roc-obj-ls entry, in its order, holding the range it names (the
+    smallest: roc-obj-extract's file);
   * repeats the listing through a hard link whose folder name holds ' ', '+',
     ':', '@' and '%': our URI must be roc-obj-ls's string, decode to the same
     file, and roc-obj-extract must open the file our URI names;
@@ -239,6 +242,7 @@ def check_shared_object(root, pkg, rel, so):
 
     # roc-obj-extract of the smallest device entry, by OUR uri (roc-obj-ls's
     # when we have none): its file equals the bytes our listing names.
+    extracted = None  # (entry index, roc-obj-extract's file)
     device = [i for i, t in enumerate(theirs) if t['size'] > 0]
     if check('%s: a device entry to extract' % what, device, 'roc-obj-ls lists no entry with bytes'):
         i = min(device, key=lambda k: theirs[k]['size'])
@@ -253,6 +257,24 @@ def check_shared_object(root, pkg, rel, so):
             want = read_range(so, e['offset'], e['size']) if e and isinstance(e.get('offset'), int) else None
             check(name + ': its file is the bytes at our offset/size', want is not None and out.read(got[0]) == want,
                   'ours %r' % (e,))
+            extracted = (i, out.read(got[0]))
+
+    # offloadtool unbundle --extract-dir: one file per entry roc-obj-ls lists, in
+    # its order, holding the range it names; the entry above is roc-obj-extract's file.
+    x = harness.Folder(root).path('x')
+    r = run([OT, 'unbundle', so, '--extract-dir', x, '-v'], text=True, timeout=600)
+    rows = [line.split('\t') for line in r.stdout.splitlines()]
+    if check('%s: unbundle --extract-dir writes a file per roc-obj-ls entry, in its order' % what,
+             r.returncode == 0 and [row[2] for row in rows] == [t['id'] for t in theirs],
+             'exit %s, %d files for %d entries\n%s' % (r.returncode, len(rows), len(theirs), r.stderr)):
+        check('%s: unbundle --extract-dir: every file holds the range roc-obj-ls names' % what,
+              all(harness.read(row[0]) == read_range(so, t['offset'], t['size']) for row, t in zip(rows, theirs)),
+              [os.path.basename(row[0]) for row, t in zip(rows, theirs)
+               if harness.read(row[0]) != read_range(so, t['offset'], t['size'])])
+        if extracted:
+            check('%s: entry %d (%s): unbundle --extract-dir\'s file is roc-obj-extract\'s' %
+                  (what, extracted[0], theirs[extracted[0]]['id']), harness.read(rows[extracted[0]][0]) == extracted[1],
+                  rows[extracted[0]][0])
 
     # The same file through a folder name with characters URIs treat specially.
     odd_dir = os.path.join(root, 'odd', ODD_FOLDER)

@@ -1,4 +1,5 @@
 #include "bundler/archive_unbundle.h"
+#include "bundler/extract_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -13,6 +14,7 @@
 
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "../test_files.h"
 
 using namespace ot;
 using namespace ot::bundler;
@@ -180,6 +182,65 @@ TEST_CASE("extract_to_dir: a target selects compatible entries; nothing is writt
   }
   CHECK(message == "no compatible code object found for the target 'hip-amdgcn-amd-amdhsa--gfx1030' in " + input);
   CHECK(list_dir(out2).empty());
+}
+
+TEST_CASE("extract_to_dir: a package's entries are named after the innermost member") {
+  TempDir t;
+  const auto deb = test::read_bytes(test::data_path("contents/pkg.deb"));  // data.tar.xz -> ./usr/lib/b.bundle
+  Config c;
+  c.inputs = {t.file("pkg.deb", std::string(as_chars(deb)))};
+  const std::string out = t.path + "/out";
+  auto files = extract_to_dir(c, {}, out);
+  REQUIRE(files.size() == 3);
+  for (const ExtractedFile& f : files) CHECK(f.member == "./usr/lib/b.bundle");
+  CHECK(files[1].path == out + "/b-hip-amdgcn-amd-amdhsa--gfx906b.bc");
+  CHECK(list_dir(out) == std::set<std::string>{"b-host-x86_64-unknown-linux-gnu-b.bundle",
+                                              "b-hip-amdgcn-amd-amdhsa--gfx906b.bc",
+                                              "b-hip-amdgcn-amd-amdhsa--gfx90a_xnack+b.bc"});
+  const auto gfx90a = test::read_bytes(test::data_path("contents/gfx90a.co"));
+  CHECK(read_all(out + "/b-hip-amdgcn-amd-amdhsa--gfx90a_xnack+b.bc") == as_chars(gfx90a));
+}
+
+TEST_CASE("extract_to_dir: the same ID in several bundles of one file is numbered in file order") {
+  TempDir t;
+  std::string blob = binary_bundle({{"hip-amdgcn-amd-amdhsa--gfx906", "first"}});
+  blob.resize(4096, '\0');  // the next bundle at the alignment a linked .hip_fatbin has
+  blob += binary_bundle({{"hip-amdgcn-amd-amdhsa--gfx906", "second"}});
+  Config c;
+  c.inputs = {t.file("lib.fatbin", blob)};
+  const std::string out = t.path + "/out";
+  auto files = extract_to_dir(c, {target::BundleId("hip-amdgcn-amd-amdhsa--gfx906")}, out);
+  REQUIRE(files.size() == 2);
+  CHECK(files[0].member.empty());
+  CHECK(read_all(out + "/lib-hip-amdgcn-amd-amdhsa--gfx906lib.bc") == "first");
+  CHECK(read_all(out + "/lib-hip-amdgcn-amd-amdhsa--gfx906lib.1.bc") == "second");
+}
+
+TEST_CASE("extract_to_dir: bad input is the walker's error, and nothing is left") {
+  TempDir t;
+  const auto cut = test::read_bytes(test::data_path("contents/truncated.tar.gz"));
+  Config c;
+  c.inputs = {t.file("cut.tar.gz", std::string(as_chars(cut)))};
+  const std::string out = t.path + "/out";
+  CHECK_THROWS_WITH_AS(extract_to_dir(c, {}, out), doctest::Contains("cut.tar.gz"), Error);
+  CHECK(list_dir(out).empty());
+
+  // A damaged member after one already extracted (staged): nothing is left of it either.
+  // (Member names of an even length in all: gnu_archive does not pad its name table.)
+  std::string bad = binary_bundle({{"hip-amdgcn-amd-amdhsa--gfx906", "A"}});
+  bad.resize(bad.size() - 3);
+  c.inputs = {t.file("lib.a", gnu_archive({{"good.bc", binary_bundle({{"hip-amdgcn-amd-amdhsa--gfx906", "A"}})},
+                                           {"bad1.bc", bad}}))};
+  CHECK_THROWS_WITH_AS(extract_to_dir(c, {}, out), doctest::Contains("/lib.a(bad1.bc): "), Error);
+  CHECK(list_dir(out).empty());
+
+  const std::string twice = binary_bundle({{"hip-amdgcn-amd-amdhsa--gfx906", "A"}, {"hip-amdgcn-amd-amdhsa--gfx906", "B"}});
+  c.inputs = {t.file("twice.bc", twice)};
+  CHECK_THROWS_WITH_AS(extract_to_dir(c, {}, out),
+                       doctest::Contains("/twice.bc, bundle at 0x0: the bundle stores 'hip-amdgcn-amd-amdhsa--gfx906' "
+                                         "twice: its entries are not read"),
+                       Error);
+  CHECK(list_dir(out).empty());
 }
 
 TEST_CASE("unbundle_archive: malformed members name the archive, the member and the archive offset") {

@@ -172,6 +172,18 @@ TEST_CASE(".deb: our ar reader outside, libarchive on data.tar.xz from the mappe
         std::vector<std::string>{"pkg.deb", "data.tar.xz", "./usr/lib/b.bundle", "bundle at 0x0"});
 }
 
+TEST_CASE("a container's innermost member: the last archive member of its chain, none in the named file") {
+  auto member_of = [](const Blob& data, const std::string& name) {
+    auto c = collect(data, name);
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].container.object.empty());  // a bundle, not an object's sections
+    return c[0].container.innermost_member();
+  };
+  CHECK(member_of(fixture("pkg.deb"), "pkg.deb") == "./usr/lib/b.bundle");
+  CHECK(member_of(fixture("nested.zip"), "n.zip") == "b.bundle");
+  CHECK(member_of(fixture("b.bundle"), "b.bundle").empty());
+}
+
 TEST_CASE("nesting: zip -> tar.gz -> ar -> bundle") {
   check_bundle_entries(flat(fixture("nested.zip"), "n.zip"), "n.zip(inner.tar.gz)(lib.a)(b.bundle), bundle at 0x0", {});
   Limits shallow;

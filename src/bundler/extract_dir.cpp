@@ -1,0 +1,174 @@
+#include "bundler/extract_dir.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "bundler/archive_unbundle.h"
+#include "bundler/bundle_input.h"
+#include "contents/walker.h"
+#include "support/llvm_path.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+#include "target/target_id.h"
+
+namespace ot::bundler {
+
+using target::BundleId;
+
+std::string safe_file_name(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (c == '/' || c == '\\' || u < 0x20 || u == 0x7f) ? '_' : c;
+  }
+  if (out.empty()) return "_";
+  if (out == "." || out == "..") return "_" + out;
+  return out;
+}
+
+std::string unique_file_name(const std::string& name, std::set<std::string>& taken) {
+  if (taken.insert(name).second) return name;
+  const std::string stem(llvm_path::stem(name)), ext(llvm_path::extension(name));
+  for (std::uint64_t n = 1;; ++n) {
+    std::string candidate = fmt::format("{}.{}{}", stem, n, ext);
+    if (taken.insert(candidate).second) return candidate;
+  }
+}
+
+std::string extract_base_name(const contents::Container& c, const std::string& input) {
+  std::string member = c.innermost_member();
+  if (!member.empty()) return member;
+  return std::string(llvm_path::filename(input == "-" ? std::string_view("stdin") : std::string_view(input)));
+}
+
+namespace {
+
+// Extracted files are committed one by one (an archive may hold more files
+// than a process may keep open) into a hidden staging folder inside the
+// destination, and moved into place only when everything succeeded; on failure
+// the staging folder is removed, so the destination is left as it was.
+class Staging {
+ public:
+  explicit Staging(const std::string& prefix) : prefix_(prefix) {
+    dir_ = fmt::format("{}.offloadtool-extract-{}", prefix, ::getpid());
+    if (::mkdir(dir_.c_str(), 0700) != 0) throw Error({}, open_error_text(dir_, errno));
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    for (const std::string& n : names_) ::unlink(path(n).c_str());
+    ::rmdir(dir_.c_str());
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  void add(const std::string& name) { names_.push_back(name); }
+  void move_all() {
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      const std::string to = prefix_ + names_[i];
+      if (::rename(path(names_[i]).c_str(), to.c_str()) != 0) {
+        const int e = errno;
+        names_.erase(names_.begin(), names_.begin() + static_cast<std::ptrdiff_t>(i));
+        throw Error({}, open_error_text(to, e));
+      }
+    }
+    names_.clear();
+  }
+
+ private:
+  std::string prefix_, dir_;
+  std::vector<std::string> names_;
+};
+
+// `dir`, created if missing; "<dir>/" is returned.
+std::string prepare_dir(const std::string& dir) {
+  struct stat st{};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT || ::mkdir(dir.c_str(), 0777) != 0) throw Error({}, open_error_text(dir, errno));
+  } else if (!S_ISDIR(st.st_mode)) {
+    throw Error({}, open_error_text(dir, ENOTDIR));
+  }
+  return dir.ends_with('/') ? dir : dir + "/";
+}
+
+// The walk's visitor: selects, names and writes each entry as it is visited.
+class Extractor : public contents::Visitor {
+ public:
+  Extractor(const Config& config, const InputFile& in, const std::vector<BundleId>& requested, Staging& staging,
+            std::string prefix)
+      : config_(config), in_(in), requested_(requested), found_(requested.size(), false), staging_(staging),
+        prefix_(std::move(prefix)) {}
+
+  void container(const contents::Container& c) override {
+    // The bundle reader refuses such a bundle: its entries cannot be told apart.
+    if (!c.refused_duplicates.empty())
+      fail(c.name(), "the bundle stores '{}' twice: its entries are not read", c.refused_duplicates.front());
+  }
+
+  void entry(const contents::Container& c, const contents::Entry& e) override {
+    bool wanted = requested_.empty();
+    const BundleId code_object(e.id);
+    for (std::size_t i = 0; i < requested_.size(); ++i)
+      if (target::is_code_object_compatible(code_object, requested_[i], config_.hip_openmp_compatible))
+        wanted = found_[i] = true;
+    if (!wanted) return;
+    const std::string member = c.innermost_member();
+    const std::string name =
+        unique_file_name(safe_file_name(device_member_name(extract_base_name(c, in_.path()), e.id)), taken_);
+    OutputFile out(staging_.path(name));
+    if (is_host_marker(c, e))
+      write_stripped_object(in_, c.object, object_name(c), out);
+    else if (e.offset)
+      out.copy_from(in_, *e.offset, e.size);  // in the named file: no pass through memory
+    else
+      out.write(e.bytes);
+    out.commit();
+    staging_.add(name);
+    written_.push_back({member, e.id, prefix_ + name});
+  }
+
+  const std::vector<bool>& found() const { return found_; }
+  std::vector<ExtractedFile> take_written() { return std::move(written_); }
+
+ private:
+  // An object's host entry: the single zero byte marks it (as OpenedBundle::is_host_marker).
+  static bool is_host_marker(const contents::Container& c, const contents::Entry& e) {
+    return !c.object.empty() && e.size == 1 && e.bytes[0] == std::byte{0};
+  }
+
+  // "lib.a(ob.o)": the object's name in errors, its chain without the sections' link.
+  static std::string object_name(contents::Container c) {
+    c.chain.pop_back();
+    return c.name();
+  }
+
+  const Config& config_;
+  const InputFile& in_;
+  const std::vector<BundleId>& requested_;
+  std::vector<bool> found_;
+  Staging& staging_;
+  std::string prefix_;
+  std::set<std::string> taken_;
+  std::vector<ExtractedFile> written_;
+};
+
+}  // namespace
+
+std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<BundleId>& targets,
+                                          const std::string& dir) {
+  const std::string& path = config.inputs[0];
+  auto in = InputFile::open(path);
+  const auto [names, requested] = standardised(targets);
+  // Folder first, so that a bad folder fails before any work.
+  const std::string prefix = prepare_dir(dir);
+  Staging staging(prefix);
+  Extractor x(config, *in, requested, staging, prefix);
+  contents::walk_input(*in, x);
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (!x.found()[i] && !config.allow_missing_bundles)
+      fail_llvm("no compatible code object found for the target '{}' in {}", names[i], path);
+  staging.move_all();
+  return x.take_written();
+}
+
+}  // namespace ot::bundler

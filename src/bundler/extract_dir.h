@@ -1,0 +1,60 @@
+// The native `offloadtool unbundle --extract-dir`: the device code of any
+// input contents/walker.h reads (bundles, CCOBs, objects, libraries and
+// executables, offload binaries, ar archives, packages, nested) as one file
+// per selected entry in a folder, named as device-archive members are.
+//
+// One walk: each selected entry is written to its staged file while the walker
+// visits it (its bytes are valid only then), so memory holds one entry at a
+// time; entries lying uncompressed in the named file are copied from it by
+// offset (copy_file_range), CCOB entries come decompressed.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bundler/offload_bundler.h"
+#include "target/bundle_id.h"
+
+namespace ot::contents {
+struct Container;
+}
+
+namespace ot::bundler {
+
+// A file name that stays inside its folder: '/', '\\', NUL and other control
+// characters become '_'; an empty name becomes "_"; "." and ".." get a leading
+// '_'. Every other name is kept as it is.
+std::string safe_file_name(std::string_view name);
+
+// `name`, or the first of "<stem>.1<ext>", "<stem>.2<ext>"... (stem/ext split as
+// llvm_path::stem/extension do) that is not in `taken`; the result is added to
+// `taken`. So duplicate names never overwrite each other, deterministically.
+std::string unique_file_name(const std::string& name, std::set<std::string>& taken);
+
+// The member name an entry's file is named after (device_member_name): the
+// innermost archive or package member holding its container, else the input's
+// file name ("stdin" for "-"). So the entries of lib.so's .hip_fatbin are named
+// after "lib.so", those of a .deb's ./usr/lib/libk.so.1 after that member.
+std::string extract_base_name(const contents::Container& c, const std::string& input);
+
+struct ExtractedFile {
+  std::string member;     // the innermost archive member holding it ("" in the input itself)
+  std::string bundle_id;  // as stored
+  std::string path;       // written file: <dir>/<name>
+};
+
+// Writes the device code of `config.inputs[0]` (anything the walker reads) into
+// `dir` (created if missing): every entry compatible with one of `targets` (by
+// LLVM's rules, config.hip_openmp_compatible included), or every entry when
+// `targets` is empty, in file order. Names are device_member_name of
+// extract_base_name, made safe and unique as above; host entries of objects
+// (one zero byte) are the object without its bundle sections, as in device
+// archives. Fails when a target finds nothing unless
+// config.allow_missing_bundles, and on a bundle storing an ID twice. All files
+// are committed together: after an error nothing has been written.
+std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<target::BundleId>& targets,
+                                          const std::string& dir);
+
+}  // namespace ot::bundler
