@@ -210,7 +210,7 @@ void for_each_member(const InputFile& in, Fn&& fn) {
 
 void check_input_archive(const Config& config) {
   const std::string& path = config.inputs[0];
-  auto in = InputFile::open(path);
+  auto in = open_first_input(config);
   for_each_member(*in, [&](const archive::Member& m) {
     OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(path, m.name), /*decompress=*/false);
     std::set<std::string> ids;
@@ -224,7 +224,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   Crew crew;  // first, so that its helpers are running when there is work for them
   if (config.check_input_archive) check_input_archive(config);
   const std::string& path = config.inputs[0];
-  auto in = InputFile::open(path);
+  auto in = open_first_input(config);
 
   // As in the non-archive path, LLVM works with the standardised names, parsed again.
   const auto [names, requested] = standardised(targets);
@@ -298,7 +298,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
 
 std::vector<ArchiveEntry> archive_entries(const Config& config) {
   const std::string& path = config.inputs[0];
-  auto in = InputFile::open(path);
+  auto in = open_first_input(config);
   std::vector<ArchiveEntry> out;
   for_each_member(*in, [&](const archive::Member& m) {
     OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(path, m.name));

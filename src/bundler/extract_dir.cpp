@@ -157,7 +157,7 @@ class Extractor : public contents::Visitor {
 std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<BundleId>& targets,
                                           const std::string& dir) {
   const std::string& path = config.inputs[0];
-  auto in = InputFile::open(path);
+  auto in = open_first_input(config);
   const auto [names, requested] = standardised(targets);
   // Folder first, so that a bad folder fails before any work.
   const std::string prefix = prepare_dir(dir);

@@ -349,9 +349,13 @@ Requested standardised(const std::vector<BundleId>& targets) {
   return r;
 }
 
+std::shared_ptr<InputFile> open_first_input(const Config& config) {
+  return config.first_input ? config.first_input : InputFile::open(config.inputs[0]);
+}
+
 void unbundle(const Config& config, const std::vector<BundleId>& targets) {
   if (config.type == "a") return unbundle_archive(config, targets);  // reference 2.16
-  std::vector<OpenedBundle> bundles = open_bundles(config, InputFile::open(config.inputs[0]));
+  std::vector<OpenedBundle> bundles = open_bundles(config, open_first_input(config));
 
   // The worklist: requested targets in llvm::StringMap order (that is the order
   // LLVM tries them in for each bundle), by their standardised names.
@@ -417,7 +421,7 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
 
 void list(const Config& config) {
   std::string text;
-  for (const OpenedBundle& b : open_bundles(config, InputFile::open(config.inputs[0])))
+  for (const OpenedBundle& b : open_bundles(config, open_first_input(config)))
     for (const BundleEntry& e : b.entries) text += e.id + "\n";
   if (config.out) config.out(text);
 }

@@ -6,12 +6,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "compress/codec.h"
 #include "target/bundle_id.h"
+
+namespace ot {
+class InputFile;
+}
 
 namespace ot::bundler {
 
@@ -39,7 +44,15 @@ struct Config {
   // (verbose statistics, -### commands). Each call is one or more whole lines.
   std::function<void(std::string_view)> out;
   std::function<void(std::string_view)> err;
+  // inputs[0], already opened by the caller: standard input can be read only
+  // once, and the native applets read it to detect its type before the work.
+  // Null: each step opens inputs[0] itself (as LLVM does: the personality's
+  // second read of standard input finds it empty, as LLVM's does).
+  std::shared_ptr<InputFile> first_input;
 };
+
+// config.first_input, or inputs[0] opened now.
+std::shared_ptr<InputFile> open_first_input(const Config& config);
 
 // Steps 11-14 of LLVM's validation (reference 2.2): duplicate targets, invalid
 // targets, conflicting target IDs, the host-count rule. Returns the parsed

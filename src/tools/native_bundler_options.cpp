@@ -31,9 +31,8 @@ std::string type_from_extension(const std::string& path) {
   return "";
 }
 
-std::string type_from_content(const std::string& path) {
-  auto in = InputFile::open(path);
-  Bytes data = in->bytes();
+std::string type_from_content(const InputFile& in) {
+  Bytes data = in.bytes();
   if (archive::is_archive(data)) return "a";
   if (formats::has_ccob_magic(data) || formats::has_binary_bundle_magic(data)) return "bc";
   if (object::identify_object(data) != object::ObjectKind::NotObject) return "o";

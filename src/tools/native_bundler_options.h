@@ -20,7 +20,7 @@ std::string type_from_extension(const std::string& path);
 
 // The type of an existing bundle from its content: CCOB and binary bundles -> "bc",
 // objects -> "o", archives -> "a", text bundles -> the type of their comment style; "" if unknown.
-std::string type_from_content(const std::string& path);
+std::string type_from_content(const InputFile& in);
 
 // A Config whose out/err go to stdout/stderr.
 bundler::Config make_config();

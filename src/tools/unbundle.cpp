@@ -7,6 +7,7 @@
 
 #include "bundler/archive_unbundle.h"
 #include "bundler/extract_dir.h"
+#include "support/mapped_file.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -65,10 +66,9 @@ struct UnbundleOptions {
 int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
   bundler::Config c = make_config();
   c.inputs = {o.input};
-  // With --extract-dir the walker reads the content, and standard input can be
-  // read only once: the type matters there only to --check-input-archive.
-  const bool needs_type = o.extract_dir.empty() || o.check_archive;
-  c.type = !o.type.empty() ? o.type : needs_type ? type_from_content(o.input) : "";
+  // Opened once: standard input serves the type's detection and the work.
+  c.first_input = InputFile::open(o.input);
+  c.type = o.type.empty() ? type_from_content(*c.first_input) : o.type;
   if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
   c.allow_missing_bundles = o.allow_missing;
   c.hip_openmp_compatible = o.hip_openmp;

@@ -144,6 +144,27 @@ def archive_cases(root, tmp, dev):
           got[2].startswith('offloadtool list: error: lib.a: ') and got[2].count('\n') == 1, got)
 
 
+def stdin_cases(root, tmp, dev):
+    """`unbundle -`: standard input, read once, serves the type's detection and the unbundling."""
+    plain = llvm_bundle(tmp, [HOST, G906, G90A], {'h': b'', 'd1': dev['d1'], 'd2': dev['d2']}, '-type=bc')
+    packed = llvm_bundle(tmp, [HOST, G906], {'h': b'', 'd3': dev['d3']}, '-type=bc', '-compress')
+    for what, data, image in (('a bundle', plain, dev['d2']), ('a compressed bundle', packed, None)):
+        c = Case(root, 'unbundle', {})
+        target = G90A if image else G906
+        expect('unbundle - (%s) -t %s=out' % (what, target), c, ['-', '-t', '%s=out' % target], 0, '', files=['out'],
+               stdin=data)
+        check('unbundle - (%s): the entry' % what, c.files().get('out') == (image or dev['d3']))
+    lib = harness.llvm_ar({'a.bc': plain}, tmp)
+    ref = harness.Folder(tmp, files={'lib.a': lib}).dir
+    r = harness.run([LLVM_BUNDLER, '-type=a', '-unbundle', '-targets=' + G906, '-input=lib.a', '-output=dev.a'],
+                    cwd=ref, text=True)
+    check('LLVM 19 unbundles the archive', r.returncode == 0, r.stderr)
+    c = Case(root, 'unbundle', {})
+    expect('unbundle - (an archive) -t %s=dev.a' % G906, c, ['-', '-t', '%s=dev.a' % G906], 0, '', files=['dev.a'],
+           stdin=lib)
+    check('unbundle - (an archive): LLVM 19\'s device archive', c.files().get('dev.a') == read(os.path.join(ref, 'dev.a')))
+
+
 def large_compressed_cases(root, tmp):
     """A compressed bundle of 80 MiB that compresses to a few KiB (zero-padded
     images): unbundled from a scratch file in steps, memory stays flat, by the
@@ -175,6 +196,7 @@ def run_cases(root):
     bundle_cases(root, tmp, dev)
     concatenated_cases(root, tmp, dev)
     archive_cases(root, tmp, dev)
+    stdin_cases(root, tmp, dev)
     large_compressed_cases(root, tmp)
 
 
