@@ -46,8 +46,8 @@ struct Config {
   std::function<void(std::string_view)> err;
   // inputs[0], already opened by the caller: standard input can be read only
   // once, and the native applets read it to detect its type before the work.
-  // Null: each step opens inputs[0] itself (as LLVM does: the personality's
-  // second read of standard input finds it empty, as LLVM's does).
+  // Null: each step opens inputs[0] itself, as LLVM does (so under the
+  // personality a second read of standard input finds it empty, as in LLVM).
   std::shared_ptr<InputFile> first_input;
 };
 

@@ -1,7 +1,5 @@
 #include "tools/native_bundler_options.h"
 
-#include <cstdio>
-
 #include "archive/ar_reader.h"
 #include "cli/diagnostics.h"
 #include "formats/bundle_binary.h"
@@ -9,6 +7,7 @@
 #include "formats/compressed_bundle.h"
 #include "object/object_file.h"
 #include "support/mapped_file.h"
+#include "tools/tools.h"
 
 namespace ot::tools {
 
@@ -45,7 +44,7 @@ std::string type_from_content(const InputFile& in) {
 bundler::Config make_config() {
   bundler::Config c;
   c.concatenated = true;
-  c.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  c.out = [](std::string_view s) { print(s); };
   c.err = [](std::string_view s) { cli::print_raw(s); };
   return c;
 }
