@@ -12,6 +12,7 @@
 //    "size_before": <bytes>, "size_after": <bytes>, "saved": <bytes>}
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 
 #include "prune/prune.h"
@@ -67,7 +68,16 @@ int prune_file(const PruneOptions& o) {
     // Nothing reaches the output before the whole container was checked, and
     // the output replaces its destination only when complete.
     OutputFile out(o.in_place ? o.input : o.output);
-    report = prune::prune_container(in->bytes(), selection, o.input, [&](Bytes b) { out.write(b); });
+    const Bytes all = in->bytes();
+    report = prune::prune_container(all, selection, o.input, [&](Bytes b) {
+      // Large pieces of the input itself (kept payloads) are copied by the
+      // kernel where it can, without passing through this process.
+      const std::less<const std::byte*> before;
+      if (b.size() >= (1u << 20) && !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size()))
+        out.copy_from(*in, static_cast<std::uint64_t>(b.data() - all.data()), b.size());
+      else
+        out.write(b);
+    });
     out.commit();
   }
   if (o.json)

@@ -33,11 +33,11 @@ def payload(seed, n=3000):
 IMAGES = {g: payload(i) for i, g in enumerate(GPUS)}
 
 
-def llvm_bundle(d, name, gpus, type_='o', extra=(), host=b''):
+def llvm_bundle(d, name, gpus, type_='o', extra=(), host=b'', images=IMAGES):
     """LLVM 19 bundles the host file and the images of `gpus`, in that order, into `name`; its bytes."""
     inputs = [d.put(name + '.host', host)]
     for i, g in enumerate(gpus):
-        inputs.append(d.put('%s.in%d' % (name, i), IMAGES[g]))
+        inputs.append(d.put('%s.in%d' % (name, i), images[g]))
     run([LLVM_BUNDLER, '-type=' + type_, '-targets=' + ','.join([HOST] + [HIP + g for g in gpus])] +
         ['-input=' + p for p in inputs] + ['-output=' + d.path(name)] + list(extra), cwd=d.dir, check=True)
     for p in inputs:
@@ -85,6 +85,12 @@ def test_binary(root):
             got = pruned(d, name, args)
             want = llvm_bundle(d, 'want%d-%d' % (align, i), kept, extra=extra)
             check('binary align %d %s: LLVM 19 bytes for %s' % (align, ' '.join(args), kept), got == want)
+    # payloads of MiBs (copied by the kernel rather than through memory)
+    big = {g: payload(10 + i, (3 << 20) + i) for i, g in enumerate(GPUS)}
+    llvm_bundle(d, 'big.hipfb', GPUS, extra=['-bundle-align=4096'], images=big)
+    got = pruned(d, 'big.hipfb', ['--drop', 'gfx90a'])
+    check('binary, large payloads: LLVM 19 bytes',
+          got == llvm_bundle(d, 'bigwant.hipfb', ['gfx906', 'gfx1030'], extra=['-bundle-align=4096'], images=big))
     # a host entry with bytes (-type=bc: the host is a file like the others)
     llvm_bundle(d, 'h.bc', GPUS, type_='bc', host=b'BC\xc0\xdehost')
     got = pruned(d, 'h.bc', ['--keep', 'gfx906'])
