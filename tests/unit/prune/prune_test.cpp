@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "../bundle_builder.h"
 #include "../test_files.h"
 #include "compat/target_spec.h"
+#include "compress/ccob.h"
 #include "formats/bundle_binary.h"
 #include "prune/prune.h"
 #include "support/bytes.h"
@@ -128,4 +130,20 @@ TEST_CASE("errors: file, what and offset; nothing reaches the sink") {
   auto entries = formats::read_binary_bundle(host_only, "out");
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].id == "host-x86_64-unknown-linux-gnu-");
+}
+
+TEST_CASE("CCOB version 1: written again as version 1, the compressed data LLVM 19's") {
+  // A v1 CCOB of LLVM's bundle: LLVM 19's -compress data behind a 20-byte v1 header.
+  auto v2 = golden("19-hip2-compressed.bc");  // 24-byte header, then the zstd frame
+  compress::CcobOptions o;
+  o.version = 1;
+  auto v1 = compress::make_ccob(golden("19-hip2.bc"), o, "v1");
+  REQUIRE(v1.size() == v2.size() - 4);
+  CHECK(std::equal(v1.begin() + 20, v1.end(), v2.begin() + 24));
+  CHECK(std::equal(v1.begin() + 12, v1.begin() + 20, v2.begin() + 16));  // the hash
+  prune::Report r;
+  CHECK(pruned(v1, keep({"gfx900", "gfx906"}), &r) == v1);
+  auto one = pruned(v1, keep({"gfx906"}), &r);
+  CHECK(r.container == "compressed bundle (version 1, zstd) holding a binary bundle");
+  CHECK(formats::read_ccob_header(one, "one").version == 1);
 }
