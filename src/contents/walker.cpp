@@ -410,8 +410,7 @@ class Walker {
       v_.container(c);
       for (std::size_t i = 0; i < b.entries.size(); ++i) {
         const formats::OffloadEntry& e = b.entries[i];
-        std::string id = fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), e.triple(), e.arch());
-        emit(c, i, id, data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {});
+        emit(c, i, e.id(), data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {});
       }
     }
   }

@@ -159,11 +159,6 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
   return r;
 }
 
-// The entry as list shows it: "<kind>-<triple>-<arch>".
-std::string offload_id(const formats::OffloadEntry& e) {
-  return fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), e.triple(), e.arch());
-}
-
 // The entry as a bundle entry ID, to match: the triple in its 4 fields, so that
 // the arch cannot be taken for a part of it ("amdgcn-amd-amdhsa" + "gfx90a:xnack-").
 std::string offload_bundle_id(const formats::OffloadEntry& e) {
@@ -178,7 +173,7 @@ Report prune_offload_binaries(Bytes data, const Selection& selection, const std:
   for (const formats::OffloadBinary& b : formats::read_offload_binaries(data, file)) {
     std::optional<bool> binary_kept;
     for (const formats::OffloadEntry& e : b.entries) {
-      std::string id = offload_id(e);
+      std::string id = e.id();
       bool kept = stays(selection, offload_bundle_id(e), {file, b.offset});
       if (binary_kept && *binary_kept != kept)
         fail_at({file, b.offset}, "offload binary version {} holds entries that stay and entries that go ({})",
