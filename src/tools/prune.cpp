@@ -68,6 +68,7 @@ int prune_file(const PruneOptions& o) {
     // Nothing reaches the output before the whole container was checked, and
     // the output replaces its destination only when complete.
     OutputFile out(o.in_place ? o.input : o.output);
+    if (o.in_place) out.copy_mode_from(o.input);
     const Bytes all = in->bytes();
     report = prune::prune_container(all, selection, o.input, [&](Bytes b) {
       // Large pieces of the input itself (kept payloads) are copied by the

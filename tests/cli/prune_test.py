@@ -170,9 +170,12 @@ def test_report(root):
           [(e['id'], e['kept']) for e in j['entries']] ==
           [(HOST + '-', True)] + [(HIP + g, g == 'gfx906') for g in GPUS], got + err)
     d.put('ip.hipfb', b)
+    os.chmod(d.path('ip.hipfb'), 0o750)
     expect('in place: runs', d, ['--keep', 'gfx906', 'ip.hipfb', '--in-place'], 0, '', '',
            files=['a.hipfb', 'ip.hipfb', 'k.hipfb'])
     check('in place: replaced by LLVM 19 bytes', d.read('ip.hipfb') == d.read('k.hipfb'))
+    mode = os.stat(d.path('ip.hipfb')).st_mode & 0o7777
+    check('in place: the mode kept', mode == 0o750, oct(mode))
     host_only = llvm_bundle(d, 'host.hipfb', [], extra=['-bundle-align=4096'])
     expect('allow-empty: only the host stays', d, ['--keep', 'gfx1100', '--allow-empty', 'a.hipfb', '-o', 'e'], 0, '', '')
     check('allow-empty: LLVM 19 bytes of the host alone', d.read('e') == host_only)
