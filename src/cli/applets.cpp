@@ -17,6 +17,7 @@ constexpr Applet kApplets[] = {
     {"compress", "compress, decompress, recompress or describe bundles", &tools::define_compress},
     {"list", "list the device-code entries of any file, package or archive", &tools::define_list},
     {"package", "create, extract or list offload binaries", &tools::define_package},
+    {"prune", "keep only the device code of the GPUs you ship for", &tools::define_prune},
     {"size", "bytes of device code per target: which GPU costs what", &tools::define_size},
     {"unbundle", "extract entries from a bundle", &tools::define_unbundle},
     {"wrap", "write a host object that registers device images", &tools::define_wrap},

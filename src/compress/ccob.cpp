@@ -156,11 +156,11 @@ int auto_window_log(Bytes bundle, const Params& params) {
 
 formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
                                   const Sink& sink, const std::function<void(std::uint64_t)>& consumed) {
-  if (options.version != 2 && options.version != 3)
-    fail(file, "cannot write compressed bundle version {} (2 or 3)", options.version);
-  if (options.version == 2 && plain.size() > 0xffffffffu)
-    fail(file, "bundle of 0x{:x} bytes exceeds the 4 GiB limit of compressed bundle version 2 (use version 3)",
-         plain.size());
+  if (options.version < 1 || options.version > 3)
+    fail(file, "cannot write compressed bundle version {} (1, 2 or 3)", options.version);
+  if (options.version < 3 && plain.size() > 0xffffffffu)
+    fail(file, "bundle of 0x{:x} bytes exceeds the 4 GiB limit of compressed bundle version {} (use version 3)",
+         plain.size(), options.version);
   Params params = options.params;
   if (options.auto_window && params.window_log == 0) params.window_log = auto_window_log(plain, params);
   std::uint64_t compressed_size = 0;
@@ -199,7 +199,7 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
   h.version = options.version;
   h.method = params.method;
   h.header_size = formats::ccob_header_size(h.version);
-  h.total_size = h.header_size + compressed_size;
+  if (h.version >= 2) h.total_size = h.header_size + compressed_size;  // v1 records none
   h.uncompressed_size = plain.size();
   h.hash = hash;
   if (h.version == 2 && *h.total_size > 0xffffffffu)
@@ -209,7 +209,7 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
 }
 
 std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file) {
-  std::vector<std::byte> out(formats::ccob_header_size(options.version == 3 ? 3 : 2));
+  std::vector<std::byte> out(formats::ccob_header_size(options.version));
   formats::CcobHeader h =
       compress_ccob(plain, options, file, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
   std::vector<std::byte> header = formats::write_ccob_header(h);

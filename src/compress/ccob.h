@@ -17,7 +17,7 @@ namespace ot::compress {
 
 struct CcobOptions {
   Params params;              // method, level, long distance, threads, window_log (0 = the library's)
-  std::uint16_t version = 2;  // 2 (LLVM 19's) or 3
+  std::uint16_t version = 2;  // 2 (LLVM 19's) or 3; 1 (LLVM 18's) to keep an input's version
   bool auto_window = false;   // zstd: a window covering the largest entry (auto_window_log)
 };
 

@@ -31,6 +31,9 @@ struct Params {
   int window_log = 0;         // zstd; 0 = the library's choice for the level
 };
 
+// LLVM's default level for a method (zstd 3, zlib 6): what the bundler uses.
+constexpr int default_level(Method m) { return m == Method::Zlib ? 6 : 3; }
+
 using Sink = std::function<void(Bytes)>;
 
 // Multi-threaded zstd (Params::threads > 0) cuts the input into jobs of this

@@ -367,18 +367,15 @@ class Walker {
 
   bool text(const Source&, Bytes data, const std::string& errname, const std::vector<Link>& chain, bool compressed,
             std::optional<std::uint64_t> base, Ccob cc = {}) {
-    std::string_view chars = as_chars(data);
-    for (std::string_view comment : {"//", "#", ";"}) {
-      if (chars.find(formats::text_start_marker(comment)) == std::string_view::npos) continue;
-      auto entries = formats::read_text_bundle(data, comment, errname);
-      Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", comment)), {}, {}};
-      v_.container(c);
-      for (std::size_t i = 0; i < entries.size(); ++i)
-        emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
-             base, {}, cc);
-      return true;
-    }
-    return false;
+    std::optional<std::string_view> comment = formats::find_text_comment(data);
+    if (!comment) return false;
+    auto entries = formats::read_text_bundle(data, *comment, errname);
+    Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", *comment)), {}, {}};
+    v_.container(c);
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
+           base, {}, cc);
+    return true;
   }
 
   void object_file(const Source& s) {
@@ -413,8 +410,7 @@ class Walker {
       v_.container(c);
       for (std::size_t i = 0; i < b.entries.size(); ++i) {
         const formats::OffloadEntry& e = b.entries[i];
-        std::string id = fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), e.triple(), e.arch());
-        emit(c, i, id, data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {});
+        emit(c, i, e.id(), data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {});
       }
     }
   }

@@ -19,6 +19,13 @@ std::string text_end_marker(std::string_view comment) {
   return fmt::format("\n{} __CLANG_OFFLOAD_BUNDLE____END__ ", comment);
 }
 
+std::optional<std::string_view> find_text_comment(Bytes data) {
+  const std::string_view text = as_chars(data);
+  for (std::string_view comment : {"//", "#", ";"})
+    if (text.find(text_start_marker(comment)) != std::string_view::npos) return comment;
+  return std::nullopt;
+}
+
 std::vector<BundleEntry> read_text_bundle(Bytes data, std::string_view comment, const std::string& file) {
   const std::string_view text = as_chars(data);
   const std::string start = text_start_marker(comment), end = text_end_marker(comment);

@@ -17,6 +17,10 @@ namespace ot::formats {
 // ll -> ";"), or nullopt for types that are not text.
 std::optional<std::string_view> text_comment_for_type(std::string_view type);
 
+// The comment string of the first of "//", "#", ";" whose start marker occurs
+// in `data` (the order the bundler's readers try them), or nullopt.
+std::optional<std::string_view> find_text_comment(Bytes data);
+
 std::string text_start_marker(std::string_view comment);  // "\n// __CLANG_OFFLOAD_BUNDLE____START__ "
 std::string text_end_marker(std::string_view comment);
 

@@ -149,6 +149,10 @@ std::string_view offload_kind_name(std::uint16_t kind) {
   return "none";
 }
 
+std::string OffloadEntry::id() const {
+  return fmt::format("{}-{}-{}", offload_kind_name(offload_kind), triple(), arch());
+}
+
 std::string_view OffloadEntry::get(std::string_view key) const {
   for (auto it = strings.rbegin(); it != strings.rend(); ++it)
     if (it->key == key) return it->value;

@@ -58,6 +58,8 @@ struct OffloadEntry {
   std::string_view get(std::string_view key) const;
   std::string_view triple() const { return get("triple"); }
   std::string_view arch() const { return get("arch"); }
+  // How list names the entry: "<kind>-<triple>-<arch>" ("openmp-amdgcn-amd-amdhsa-gfx90a").
+  std::string id() const;
 };
 
 struct OffloadBinary {

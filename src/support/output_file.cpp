@@ -211,6 +211,13 @@ std::unique_ptr<WritableRegion> OutputFile::map_appended(std::uint64_t size) {
   return region;
 }
 
+void OutputFile::copy_mode_from(const std::string& path) {
+  if (temp_.empty()) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) fail(path, "{}", errno_text(errno));
+  if (::fchmod(fd_, st.st_mode & 07777) != 0) fail_io(errno);
+}
+
 void OutputFile::flush() {
   if (!buf_.empty()) {
     raw_write(buf_.data(), buf_.size());

@@ -69,6 +69,11 @@ class OutputFile {
   // kernel allows it (copy_file_range), else from the mapping in large blocks.
   void copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len);
 
+  // Give the file the permission bits of the regular file `path` (an in-place
+  // rewrite keeps the input's mode, an executable's x bits included); nothing
+  // for outputs written in place (stdout, devices).
+  void copy_mode_from(const std::string& path);
+
   // Hand buffered bytes to the kernel (map() and the copies do it themselves).
   void flush();
   // A regular file (temporary or scratch), not a stream: write_at and map work.

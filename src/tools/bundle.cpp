@@ -31,7 +31,7 @@ int bundle(const BundleOptions& o, const cli::Invocation& inv) {
   c.bundle_align = o.align;
   c.compress = o.compress_method != "none";  // "none" unless --compress was given
   c.compression.method = o.compress_method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
-  c.compression.level = o.level != -1000 ? o.level : (c.compression.method == compress::Method::Zlib ? 6 : 3);
+  c.compression.level = o.level != -1000 ? o.level : compress::default_level(c.compression.method);
   c.compression.threads = o.threads;
   c.ccob_version = o.ccob_version;
   auto targets = bundler::check_targets(c, false);

@@ -207,7 +207,7 @@ int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv
   o.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
   compress::Params& p = o.ccob.params;
   p.method = c.method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
-  p.level = c.level != -1000 ? c.level : (p.method == compress::Method::Zlib ? 6 : 3);
+  p.level = c.level != -1000 ? c.level : compress::default_level(p.method);
   p.long_distance = c.long_distance;
   p.threads = c.threads;
   if (c.window == "auto") {

@@ -35,10 +35,9 @@ std::string type_from_content(const InputFile& in) {
   if (archive::is_archive(data)) return "a";
   if (formats::has_ccob_magic(data) || formats::has_binary_bundle_magic(data)) return "bc";
   if (object::identify_object(data) != object::ObjectKind::NotObject) return "o";
-  std::string_view text = as_chars(data);
-  for (auto [comment, type] : {std::pair{"//", "i"}, std::pair{"#", "s"}, std::pair{";", "ll"}})
-    if (text.find(formats::text_start_marker(comment)) != std::string_view::npos) return type;
-  return "";
+  std::optional<std::string_view> comment = formats::find_text_comment(data);
+  if (!comment) return "";
+  return *comment == "//" ? "i" : *comment == "#" ? "s" : "ll";
 }
 
 bundler::Config make_config() {

@@ -1,0 +1,249 @@
+#include "prune/prune.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "compress/ccob.h"
+#include "formats/bundle_binary.h"
+#include "formats/bundle_text.h"
+#include "formats/compressed_bundle.h"
+#include "formats/offload_binary.h"
+#include "target/triple.h"
+
+namespace ot::prune {
+namespace {
+
+void check_not_empty(const Selection& selection, const Report& r, const std::string& file) {
+  if (selection.allow_empty) return;
+  bool any_device = false, device_kept = false;
+  for (const EntryReport& e : r.entries) {
+    if (e.id.starts_with("host-")) continue;
+    any_device = true;
+    device_kept = device_kept || e.kept;
+  }
+  if (any_device && !device_kept)
+    fail(file, "no device entry of the {} would stay (--allow-empty writes it without any)", r.container);
+}
+
+// The bundle alignment the bundler used for `entries`: the largest power of
+// two up to 4096 whose layout reproduces their offsets, else the largest one
+// dividing every offset (a bundle laid out by another tool keeps its alignment).
+std::uint64_t bundle_alignment(const std::vector<formats::BundleEntry>& entries) {
+  std::vector<std::string> ids;
+  std::vector<std::uint64_t> sizes;
+  for (const formats::BundleEntry& e : entries) {
+    ids.push_back(e.id);
+    sizes.push_back(e.size);
+  }
+  for (std::uint64_t align = 4096; align >= 1; align /= 2) {
+    formats::BinaryBundleLayout l = formats::layout_binary_bundle(ids, sizes, align);
+    bool same = true;
+    for (std::size_t i = 0; i < entries.size() && same; ++i) same = l.offsets[i] == entries[i].offset;
+    if (same) return align;
+  }
+  std::uint64_t align = 4096;
+  for (const formats::BundleEntry& e : entries)
+    while (align > 1 && e.offset % align != 0) align /= 2;
+  return align;
+}
+
+// Output in order: literal bytes, then `zeros` zero bytes, then `bytes` (of the input).
+struct Piece {
+  std::vector<std::byte> literal;
+  Bytes bytes;
+  std::uint64_t zeros = 0;
+};
+
+void emit(const std::vector<Piece>& pieces, const compress::Sink& sink) {
+  static const std::byte kZero[4096] = {};
+  for (const Piece& p : pieces) {
+    if (!p.literal.empty()) sink(p.literal);
+    for (std::uint64_t left = p.zeros; left > 0;) {
+      std::uint64_t n = std::min<std::uint64_t>(left, sizeof kZero);
+      sink(Bytes(kZero, n));
+      left -= n;
+    }
+    if (!p.bytes.empty()) sink(p.bytes);
+  }
+}
+
+Report prune_binary(Bytes data, const Selection& selection, const std::string& file, std::vector<Piece>& out) {
+  Report r{"binary bundle", {}, data.size(), 0};
+  std::vector<formats::BundleEntry> entries = formats::read_binary_bundle(data, file);
+  std::uint64_t end = formats::layout_binary_bundle({}, {}, 1).header.size();
+  for (const formats::BundleEntry& e : entries) end = std::max({end, e.offset + e.size, e.offset});
+  if (end < data.size())
+    fail_at({file, end}, "0x{:x} bytes follow the bundle (several bundles one after another are not pruned yet)",
+            data.size() - end);
+  std::vector<std::string> ids;
+  std::vector<std::uint64_t> sizes;
+  std::vector<Bytes> payloads;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const formats::BundleEntry& e = entries[i];
+    bool kept = stays(selection, e.id, {file, e.offset});
+    r.entries.push_back({e.id, e.size, kept});
+    if (!kept) continue;
+    ids.push_back(e.id);
+    sizes.push_back(e.size);
+    payloads.push_back(data.subspan(e.offset, e.size));
+  }
+  check_not_empty(selection, r, file);
+  formats::BinaryBundleLayout layout = formats::layout_binary_bundle(ids, sizes, bundle_alignment(entries));
+  std::uint64_t at = layout.header.size();
+  out.push_back({std::move(layout.header), {}, 0});
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    out.push_back({{}, payloads[i], layout.offsets[i] - at});
+    at = layout.offsets[i] + sizes[i];
+  }
+  r.size_after = layout.total_size;
+  return r;
+}
+
+// A text bundle keeps every byte but the dropped entries: each from its start
+// marker to the end of its end marker's line (what the bundler wrote for it).
+Report prune_text(Bytes data, std::string_view comment, const Selection& selection, const std::string& file,
+                  std::vector<Piece>& out) {
+  Report r{"text bundle", {}, data.size(), 0};
+  const std::string start = formats::text_start_marker(comment), end = formats::text_end_marker(comment);
+  std::uint64_t copied = 0;  // bytes of `data` handled so far
+  for (const formats::BundleEntry& e : formats::read_text_bundle(data, comment, file)) {
+    bool kept = stays(selection, e.id, {file, e.offset});
+    r.entries.push_back({e.id, e.size, kept});
+    if (kept) continue;
+    std::uint64_t from = e.offset - e.id.size() - 1 - start.size();
+    // The end marker's line: its ID and newline (the reader found the marker).
+    std::string_view rest = as_chars(data).substr(e.offset + e.size + end.size());
+    std::size_t line = rest.find('\n');
+    std::uint64_t to = data.size() - rest.size() + (line == std::string_view::npos ? rest.size() : line + 1);
+    out.push_back({{}, data.subspan(copied, from - copied), 0});
+    r.size_after += from - copied;
+    copied = to;
+  }
+  out.push_back({{}, data.subspan(copied), 0});
+  r.size_after += data.size() - copied;
+  check_not_empty(selection, r, file);
+  return r;
+}
+
+Report prune_plain(Bytes data, const Selection& selection, const std::string& file, std::vector<Piece>& out) {
+  if (formats::has_binary_bundle_magic(data)) return prune_binary(data, selection, file, out);
+  if (std::optional<std::string_view> comment = formats::find_text_comment(data))
+    return prune_text(data, *comment, selection, file, out);
+  fail_at({file, 0}, "not an offload bundle, compressed offload bundle or offload binary");
+}
+
+Report prune_ccob(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink) {
+  formats::CcobHeader h = formats::read_ccob_header(data, file);
+  if (h.total_size && *h.total_size < data.size())
+    fail_at({file, *h.total_size}, "0x{:x} bytes follow the compressed bundle (several bundles one after another "
+            "are not pruned yet)", data.size() - *h.total_size);
+  std::vector<std::byte> plain;
+  compress::DecodedCcob d = compress::decode_ccob(
+      data, file, 0, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); }, true);
+  if (!d.hash_matches()) throw compress::hash_mismatch_error(d, file, 0);
+  std::vector<Piece> pieces;
+  Report r = prune_plain(plain, selection, file + " (decompressed)", pieces);
+  std::vector<std::byte> pruned;
+  pruned.reserve(r.size_after);
+  emit(pieces, [&](Bytes b) { pruned.insert(pruned.end(), b.begin(), b.end()); });
+  compress::CcobOptions o;
+  o.params.method = h.method;
+  o.params.level = compress::default_level(h.method);
+  o.version = h.version;
+  std::vector<std::byte> ccob = compress::make_ccob(pruned, o, file);
+  r.container = fmt::format("compressed bundle (version {}, {}) holding a {}", h.version,
+                            compress::method_name(h.method), r.container);
+  r.size_before = h.total_size.value_or(data.size());
+  r.size_after = ccob.size();
+  sink(ccob);
+  return r;
+}
+
+// The entry as a bundle entry ID, to match: the triple in its 4 fields, so that
+// the arch cannot be taken for a part of it ("amdgcn-amd-amdhsa" + "gfx90a:xnack-").
+std::string offload_bundle_id(const formats::OffloadEntry& e) {
+  target::Triple t(e.triple());
+  target::Triple four(t.arch_name(), t.vendor_name(), t.os_name(), t.environment_name());
+  return fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), four.str(), e.arch());
+}
+
+Report prune_offload_binaries(Bytes data, const Selection& selection, const std::string& file,
+                              std::vector<Piece>& out) {
+  Report r{"offload binaries", {}, data.size(), 0};
+  for (const formats::OffloadBinary& b : formats::read_offload_binaries(data, file)) {
+    std::optional<bool> binary_kept;
+    for (const formats::OffloadEntry& e : b.entries) {
+      std::string id = e.id();
+      bool kept = stays(selection, offload_bundle_id(e), {file, b.offset});
+      if (binary_kept && *binary_kept != kept)
+        fail_at({file, b.offset}, "offload binary version {} holds entries that stay and entries that go ({})",
+                b.version, id);
+      binary_kept = kept;
+      r.entries.push_back({std::move(id), e.image_size, kept});
+    }
+    // A binary's bytes are exactly what the packager wrote for its image.
+    if (binary_kept.value_or(true)) {
+      out.push_back({{}, data.subspan(b.offset, b.size), 0});
+      r.size_after += b.size;
+    }
+  }
+  check_not_empty(selection, r, file);
+  return r;
+}
+
+}  // namespace
+
+std::uint64_t Report::dropped() const {
+  return static_cast<std::uint64_t>(std::ranges::count(entries, false, &EntryReport::kept));
+}
+
+Selection make_selection(Selection::Mode mode, const std::vector<std::string>& targets, bool allow_empty) {
+  Selection s{mode, {}, allow_empty};
+  for (const std::string& t : targets) {
+    try {
+      s.targets.push_back(compat::parse_spec(t));
+    } catch (const Error& e) {
+      fail("", "target '{}': {}", t, e.message());
+    }
+  }
+  return s;
+}
+
+bool selects(const compat::TargetSpec& target, const compat::TargetSpec& entry) {
+  compat::TargetSpec code = entry;
+  // A feature the target leaves open matches the entry's setting, whatever it is.
+  std::erase_if(code.features, [&](const auto& f) { return !target.features.contains(f.first); });
+  return compat::check(code, target).compatible;
+}
+
+bool stays(const Selection& selection, std::string_view id, const Where& where) {
+  if (id.starts_with("host-")) return true;
+  compat::TargetSpec entry;
+  try {
+    entry = compat::parse_spec(id);
+  } catch (const Error& e) {
+    fail_at(where, "entry '{}' cannot be matched: {}", id, e.message());
+  }
+  if (entry.kind == "host") return true;
+  bool any = std::ranges::any_of(selection.targets, [&](const compat::TargetSpec& t) { return selects(t, entry); });
+  return selection.mode == Selection::Mode::Keep ? any : !any;
+}
+
+std::string container_kind(Bytes data) {
+  if (formats::has_ccob_magic(data)) return "compressed bundle";
+  if (formats::has_offload_binary_magic(data)) return "offload binaries";
+  if (formats::has_binary_bundle_magic(data)) return "binary bundle";
+  if (formats::find_text_comment(data)) return "text bundle";
+  return "";
+}
+
+Report prune_container(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink) {
+  if (formats::has_ccob_magic(data)) return prune_ccob(data, selection, file, sink);
+  std::vector<Piece> pieces;
+  Report r = formats::has_offload_binary_magic(data) ? prune_offload_binaries(data, selection, file, pieces)
+                                                      : prune_plain(data, selection, file, pieces);
+  emit(pieces, sink);
+  return r;
+}
+
+}  // namespace ot::prune

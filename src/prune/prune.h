@@ -1,0 +1,73 @@
+// Pruning: a container rewritten with only the device entries a selection
+// keeps, as the tool that made it would have written those entries. Knows
+// nothing of command lines; the containers of objects, archives and linked
+// libraries reuse prune_container for the bundles they hold.
+//
+//   selection   --keep / --drop targets, matched with compat's rules
+//   containers  binary bundle   re-laid out (formats/bundle_binary), same alignment
+//               text bundle     the dropped entries' marker-to-marker ranges cut out
+//               CCOB (v1-v3)    decompressed, pruned, compressed again (compress/ccob)
+//               OffloadBinary   concatenated binaries; the dropped ones left out
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compat/target_spec.h"
+#include "compress/codec.h"
+#include "support/bytes.h"
+
+namespace ot::prune {
+
+struct Selection {
+  enum class Mode { Keep, Drop } mode = Mode::Keep;
+  std::vector<compat::TargetSpec> targets;
+  // A container left without any device entry is an error unless this is set.
+  bool allow_empty = false;
+};
+
+// Parses each text with compat::parse_spec (a bare target ID or a bundle entry
+// ID); errors name the target.
+Selection make_selection(Selection::Mode mode, const std::vector<std::string>& targets, bool allow_empty = false);
+
+// Does `target` (as given to --keep/--drop) select the entry `entry`? Under the
+// runtimes' rules the entry must be loadable on the target, where a feature the
+// target leaves unspecified matches any setting: gfx90a selects gfx90a,
+// gfx90a:xnack+ and gfx90a:xnack-; gfx90a:sramecc+:xnack- selects what that GPU
+// loads (gfx90a, gfx90a:xnack-, gfx9-generic ...). A bundle entry ID also
+// requires the kind and triple to match.
+bool selects(const compat::TargetSpec& target, const compat::TargetSpec& entry);
+
+// Whether the entry with bundle ID (or OffloadBinary "<kind>-<triple>-<arch>")
+// `id` stays: host entries always do. An ID that does not parse is an error
+// (`where` names it), since nothing can say whether it was meant.
+bool stays(const Selection& selection, std::string_view id, const Where& where);
+
+struct EntryReport {
+  std::string id;
+  std::uint64_t size = 0;  // payload bytes (uncompressed)
+  bool kept = true;
+};
+
+struct Report {
+  std::string container;  // "binary bundle", "text bundle", "compressed bundle (zstd, version 2)", "offload binaries"
+  std::vector<EntryReport> entries;  // input order
+  std::uint64_t size_before = 0;     // bytes of the container, as given
+  std::uint64_t size_after = 0;      // bytes of the pruned container
+  std::uint64_t dropped() const;     // entries left out
+};
+
+// Prunes the container filling `data` (a binary bundle, a text bundle, a CCOB
+// holding either, or one or more concatenated OffloadBinaries) and hands the
+// pruned container to `sink` in order, in pieces that may point into `data`.
+// Everything is checked before the first byte reaches the sink. Errors name
+// `file` and the offset.
+Report prune_container(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink);
+
+// What the container filling `data` is, as Report::container names it, or ""
+// when prune_container does not know it.
+std::string container_kind(Bytes data);
+
+}  // namespace ot::prune

@@ -1,0 +1,119 @@
+// offloadtool prune: a container rewritten with only the device entries of the
+// GPUs kept (prune/prune.h does the work).
+//
+//   offloadtool prune --keep TARGET... FILE -o OUT
+//   offloadtool prune --drop TARGET... FILE --in-place
+//   offloadtool prune --keep TARGET... FILE --dry-run [--json]
+//
+// --json prints one JSON object, schema "offloadtool.prune", version 1:
+//   {"schema": "offloadtool.prune", "version": 1, "file": <input>, "container": <kind>,
+//    "written": <false with --dry-run>,
+//    "entries": [{"id": <bundle entry ID>, "size": <payload bytes>, "kept": <bool>} ...],
+//    "size_before": <bytes>, "size_after": <bytes>, "saved": <bytes>}
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+
+#include "prune/prune.h"
+#include "support/json.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+#include "tools/tools.h"
+
+namespace ot::tools {
+namespace {
+
+struct PruneOptions {
+  std::string input;
+  std::string output;
+  std::vector<std::string> keep, drop;
+  bool in_place = false, dry_run = false, json = false, allow_empty = false;
+};
+
+std::string text_report(const prune::Report& r) {
+  std::string out;
+  for (const prune::EntryReport& e : r.entries)
+    out += fmt::format("{} {} ({} bytes)\n", e.kept ? "keep" : "drop", e.id, e.size);
+  out += fmt::format("{}: {} of {} entries dropped, {} -> {} bytes ({} saved)\n", r.container, r.dropped(),
+                     r.entries.size(), r.size_before, r.size_after,
+                     r.size_before > r.size_after ? r.size_before - r.size_after : 0);
+  return out;
+}
+
+std::string json_report(const PruneOptions& o, const prune::Report& r) {
+  std::string entries;
+  for (const prune::EntryReport& e : r.entries)
+    entries += fmt::format("{}\n    {{\"id\": {}, \"size\": {}, \"kept\": {}}}", entries.empty() ? "" : ",",
+                           json::str(e.id), e.size, e.kept);
+  return fmt::format(
+      "{{\n  \"schema\": \"offloadtool.prune\",\n  \"version\": 1,\n  \"file\": {},\n  \"container\": {},\n"
+      "  \"written\": {},\n  \"entries\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {}\n}}\n",
+      json::str(o.input), json::str(r.container), !o.dry_run, entries, r.size_before, r.size_after,
+      static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after));
+}
+
+int prune_file(const PruneOptions& o) {
+  if (o.keep.empty() && o.drop.empty()) fail("", "give the targets to --keep or to --drop");
+  if (!o.dry_run && o.output.empty() && !o.in_place) fail("", "no output: give -o FILE, --in-place or --dry-run");
+  if (o.dry_run && (!o.output.empty() || o.in_place)) fail("", "--dry-run writes nothing: drop -o and --in-place");
+  prune::Selection selection =
+      o.keep.empty() ? prune::make_selection(prune::Selection::Mode::Drop, o.drop, o.allow_empty)
+                     : prune::make_selection(prune::Selection::Mode::Keep, o.keep, o.allow_empty);
+  std::shared_ptr<InputFile> in = InputFile::open(o.input);
+  prune::Report report;
+  if (o.dry_run) {
+    report = prune::prune_container(in->bytes(), selection, o.input, [](Bytes) {});
+  } else {
+    // Nothing reaches the output before the whole container was checked, and
+    // the output replaces its destination only when complete.
+    OutputFile out(o.in_place ? o.input : o.output);
+    if (o.in_place) out.copy_mode_from(o.input);
+    const Bytes all = in->bytes();
+    report = prune::prune_container(all, selection, o.input, [&](Bytes b) {
+      // Large pieces of the input itself (kept payloads) are copied by the
+      // kernel where it can, without passing through this process.
+      const std::less<const std::byte*> before;
+      if (b.size() >= (1u << 20) && !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size()))
+        out.copy_from(*in, static_cast<std::uint64_t>(b.data() - all.data()), b.size());
+      else
+        out.write(b);
+    });
+    out.commit();
+  }
+  if (o.json)
+    print(json_report(o, report));
+  else if (o.dry_run)
+    print(text_report(report));
+  return 0;
+}
+
+}  // namespace
+
+cli::AppletBody define_prune(CLI::App& app) {
+  auto o = std::make_shared<PruneOptions>();
+  app.description(
+      "Rewrite a binary or text offload bundle, a compressed bundle (CCOB) or concatenated offload binaries with "
+      "only the device entries of the GPUs kept, laid out as the bundler or packager writes those entries. A target "
+      "is a target ID (gfx90a, gfx90a:xnack+) or a bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with "
+      "compat's rules: a feature the target leaves out matches any setting, and a full target ID "
+      "(gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host entries always stay. A compressed bundle is "
+      "compressed again with its method and version.");
+  app.add_option("input", o->input, "the container to prune")->required();
+  auto* keep = app.add_option("--keep", o->keep, "keep only the entries these targets select (comma-separated or repeated)")
+                   ->delimiter(',')
+                   ->allow_extra_args(false);
+  auto* drop = app.add_option("--drop", o->drop, "drop the entries these targets select (comma-separated or repeated)")
+                   ->delimiter(',')
+                   ->allow_extra_args(false);
+  keep->excludes(drop);
+  auto* output = app.add_option("-o,--output", o->output, "the pruned file ('-' for standard output)");
+  app.add_flag("--in-place", o->in_place, "replace the input (atomically, through a temporary file beside it)")
+      ->excludes(output);
+  app.add_flag("--dry-run", o->dry_run, "write nothing; print what would go and the bytes saved");
+  app.add_flag("--json", o->json, "print the report as one JSON object (schema offloadtool.prune)");
+  app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
+  return [o](const cli::Invocation&) { return prune_file(*o); };
+}
+
+}  // namespace ot::tools
