@@ -85,7 +85,7 @@ std::string objcopy_for_display(const std::string& argv0) {
 // The bundler itself, over parsed options: LLVM 19's validation order and messages.
 int run(const cli::llvmcl::Parsed& p, const cli::Invocation& inv) {
   bundler::Config c;
-  c.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  c.out = [](std::string_view s) { print(s); };
   c.err = [](std::string_view s) { cli::print_raw(s); };
   apply_environment(c);
   // Flags given on the command line override the environment.

@@ -107,7 +107,7 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
     out += "}";
   }
   out += infos.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  print(out);
 }
 
 void print_text(const std::string& input, const std::vector<compress::BundleInfo>& infos,
@@ -132,7 +132,7 @@ void print_text(const std::string& input, const std::vector<compress::BundleInfo
     out += fmt::format("  {:<17}0x{:016x} ({})\n", "recomputed hash", d.recomputed_hash.value_or(0),
                        d.hash_matches() ? "matches" : "MISMATCH");
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  print(out);
 }
 
 struct CompressOptions {

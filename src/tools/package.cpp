@@ -107,7 +107,7 @@ void print_json(const std::string& input, const std::vector<packager::FoundImage
     out += fmt::format("],\n      \"image\": {{\"offset\": {}, \"size\": {}}}\n    }}", e.image_offset, e.image_size);
   }
   out += images.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  print(out);
 }
 
 void print_text(const std::string& input, const std::vector<packager::FoundImage>& images) {
@@ -124,7 +124,7 @@ void print_text(const std::string& input, const std::vector<packager::FoundImage
     out += fmt::format("  {:<10}0x{:x} bytes at 0x{:x}\n", "image", e.image_size, e.image_offset);
     for (const formats::OffloadString& s : e.strings) out += fmt::format("  {:<10}{}\n", s.key, s.value);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  print(out);
 }
 
 std::vector<packager::ImageArgs> parse_images(const std::vector<std::string>& texts, bool creating) {

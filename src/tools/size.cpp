@@ -173,7 +173,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     for (const auto& [file, t] : per_file) out += fmt::format("\n{}:\n{}", file, text_table(t, "  "));
     for (const Bundle& x : per_bundle) out += fmt::format("\n{}:\n{}", x.name, text_table(x.t, "  "));
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  print(out);
   return rc;
 }
 
