@@ -19,6 +19,10 @@
 #include "compress/codec.h"
 #include "support/bytes.h"
 
+namespace ot {
+class InputFile;
+}
+
 namespace ot::prune {
 
 struct Selection {
@@ -49,6 +53,9 @@ struct EntryReport {
   std::string id;
   std::uint64_t size = 0;  // payload bytes (uncompressed)
   bool kept = true;
+  // Where in the file the entry's container lies ("section .hip_fatbin, bundle
+  // 2 at 0x3000", "member k.o, section .hip_fatbin"); empty for the file itself.
+  std::string where = {};
 };
 
 struct Report {
@@ -65,6 +72,16 @@ struct Report {
 // Everything is checked before the first byte reaches the sink. Errors name
 // `file` and the offset.
 Report prune_container(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink);
+
+// Prunes the file `in` (`file` names it): any container prune_container
+// knows, or one that holds them --
+//   ELF shared library or executable   prune/linked_elf.cpp: .hip_fatbin packed, the file shrunk
+//   ELF or COFF relocatable object     prune/object.cpp
+//   ar archive                         prune/archive.cpp
+// -- and hands the pruned file to `sink` in order. Pieces of `sink` that point
+// into in.bytes() are ranges of the input (the caller may copy them in the
+// kernel). Everything is checked before the first byte reaches the sink.
+Report prune_file(const InputFile& in, const Selection& selection, const std::string& file, const compress::Sink& sink);
 
 // What the container filling `data` is, as Report::container names it, or ""
 // when prune_container does not know it.

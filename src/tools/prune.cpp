@@ -8,7 +8,8 @@
 // --json prints one JSON object, schema "offloadtool.prune", version 1:
 //   {"schema": "offloadtool.prune", "version": 1, "file": <input>, "container": <kind>,
 //    "written": <false with --dry-run>,
-//    "entries": [{"id": <bundle entry ID>, "size": <payload bytes>, "kept": <bool>} ...],
+//    "entries": [{"id": <bundle entry ID>, "size": <payload bytes>, "kept": <bool>
+//                 [, "where": <its container in the file, e.g. "section .hip_fatbin, bundle 2 at 0x3000">]} ...],
 //    "size_before": <bytes>, "size_after": <bytes>, "saved": <bytes>}
 #include <CLI/CLI.hpp>
 
@@ -34,7 +35,8 @@ struct PruneOptions {
 std::string text_report(const prune::Report& r) {
   std::string out;
   for (const prune::EntryReport& e : r.entries)
-    out += fmt::format("{} {} ({} bytes)\n", e.kept ? "keep" : "drop", e.id, e.size);
+    out += fmt::format("{} {} ({} bytes){}{}\n", e.kept ? "keep" : "drop", e.id, e.size, e.where.empty() ? "" : " in ",
+                       e.where);
   out += fmt::format("{}: {} of {} entries dropped, {} -> {} bytes ({} saved)\n", r.container, r.dropped(),
                      r.entries.size(), r.size_before, r.size_after,
                      r.size_before > r.size_after ? r.size_before - r.size_after : 0);
@@ -44,8 +46,9 @@ std::string text_report(const prune::Report& r) {
 std::string json_report(const PruneOptions& o, const prune::Report& r) {
   std::string entries;
   for (const prune::EntryReport& e : r.entries)
-    entries += fmt::format("{}\n    {{\"id\": {}, \"size\": {}, \"kept\": {}}}", entries.empty() ? "" : ",",
-                           json::str(e.id), e.size, e.kept);
+    entries += fmt::format("{}\n    {{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", entries.empty() ? "" : ",",
+                           json::str(e.id), e.size, e.kept,
+                           e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
   return fmt::format(
       "{{\n  \"schema\": \"offloadtool.prune\",\n  \"version\": 1,\n  \"file\": {},\n  \"container\": {},\n"
       "  \"written\": {},\n  \"entries\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {}\n}}\n",
@@ -63,14 +66,14 @@ int prune_file(const PruneOptions& o) {
   std::shared_ptr<InputFile> in = InputFile::open(o.input);
   prune::Report report;
   if (o.dry_run) {
-    report = prune::prune_container(in->bytes(), selection, o.input, [](Bytes) {});
+    report = prune::prune_file(*in, selection, o.input, [](Bytes) {});
   } else {
     // Nothing reaches the output before the whole container was checked, and
     // the output replaces its destination only when complete.
     OutputFile out(o.in_place ? o.input : o.output);
     if (o.in_place) out.copy_mode_from(o.input);
     const Bytes all = in->bytes();
-    report = prune::prune_container(all, selection, o.input, [&](Bytes b) {
+    report = prune::prune_file(*in, selection, o.input, [&](Bytes b) {
       // Large pieces of the input itself (kept payloads) are copied by the
       // kernel where it can, without passing through this process.
       const std::less<const std::byte*> before;
