@@ -63,6 +63,7 @@ struct Report {
   std::vector<EntryReport> entries;  // input order
   std::uint64_t size_before = 0;     // bytes of the container, as given
   std::uint64_t size_after = 0;      // bytes of the pruned container
+  std::vector<std::string> notes = {};  // what the user should know ("the file was not shrunk: ...")
   std::uint64_t dropped() const;     // entries left out
 };
 

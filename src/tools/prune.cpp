@@ -10,7 +10,8 @@
 //    "written": <false with --dry-run>,
 //    "entries": [{"id": <bundle entry ID>, "size": <payload bytes>, "kept": <bool>
 //                 [, "where": <its container in the file, e.g. "section .hip_fatbin, bundle 2 at 0x3000">]} ...],
-//    "size_before": <bytes>, "size_after": <bytes>, "saved": <bytes>}
+//    "size_before": <bytes>, "size_after": <bytes>, "saved": <bytes>,
+//    "notes": [<what the user should know, e.g. "the file was not shrunk: ..."> ...]}
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -37,6 +38,7 @@ std::string text_report(const prune::Report& r) {
   for (const prune::EntryReport& e : r.entries)
     out += fmt::format("{} {} ({} bytes){}{}\n", e.kept ? "keep" : "drop", e.id, e.size, e.where.empty() ? "" : " in ",
                        e.where);
+  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", n);
   out += fmt::format("{}: {} of {} entries dropped, {} -> {} bytes ({} saved)\n", r.container, r.dropped(),
                      r.entries.size(), r.size_before, r.size_after,
                      r.size_before > r.size_after ? r.size_before - r.size_after : 0);
@@ -49,11 +51,13 @@ std::string json_report(const PruneOptions& o, const prune::Report& r) {
     entries += fmt::format("{}\n    {{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", entries.empty() ? "" : ",",
                            json::str(e.id), e.size, e.kept,
                            e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
+  std::string notes;
+  for (const std::string& n : r.notes) notes += fmt::format("{}{}", notes.empty() ? "" : ", ", json::str(n));
   return fmt::format(
       "{{\n  \"schema\": \"offloadtool.prune\",\n  \"version\": 1,\n  \"file\": {},\n  \"container\": {},\n"
-      "  \"written\": {},\n  \"entries\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {}\n}}\n",
+      "  \"written\": {},\n  \"entries\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {},\n  \"notes\": [{}]\n}}\n",
       json::str(o.input), json::str(r.container), !o.dry_run, entries, r.size_before, r.size_after,
-      static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after));
+      static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after), notes);
 }
 
 int prune_file(const PruneOptions& o) {
