@@ -110,8 +110,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+bool is_host_marker(Bytes payload) { return payload.size() == 1 && payload[0] == std::byte{0}; }
+
 bool OpenedBundle::is_host_marker(const formats::BundleEntry& e) const {
-  return handler == Handler::Object && e.size == 1 && file->bytes()[base + e.offset] == std::byte{0};
+  return handler == Handler::Object && bundler::is_host_marker(payload(e));
 }
 
 std::vector<std::size_t> OpenedBundle::llvm_order() const {

@@ -37,6 +37,11 @@ using compress::kInMemoryLimit;
 std::string with_commas(std::uint64_t v);
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
+// An object bundle's host entry: the single byte 0, which stands for the
+// object itself without its __CLANG_OFFLOAD_BUNDLE__ sections (LLVM's bundler
+// writes it so; extracting it writes the stripped object).
+bool is_host_marker(Bytes payload);
+
 // One bundle after decompression, with its entries in file order. The bundle
 // is file->bytes() from `base` on: a bundle inside a larger file (an archive
 // member, one of several concatenated bundles) starts there; a decompressed
@@ -53,7 +58,7 @@ struct OpenedBundle {
   bool decompressed() const { return file != input; }
   Bytes bytes() const { return file->bytes().subspan(base, size); }
   Bytes payload(const formats::BundleEntry& e) const { return file->bytes().subspan(base + e.offset, e.size); }
-  // The host entry of an object: the single zero byte marks it.
+  // The host entry of an object bundle (bundler::is_host_marker).
   bool is_host_marker(const formats::BundleEntry& e) const;
   // The order LLVM offers the entries in: its StringMap order for binary
   // bundles, file order for text and object bundles.

@@ -116,7 +116,7 @@ class Extractor : public contents::Visitor {
     const std::string name =
         unique_file_name(safe_file_name(device_member_name(extract_base_name(c, in_.path()), e.id)), taken_);
     OutputFile out(staging_.path(name));
-    if (is_host_marker(c, e))
+    if (!c.object.empty() && is_host_marker(e.bytes))  // an object's host entry
       write_stripped_object(in_, c.object, object_name(c), out);
     else if (e.offset)
       out.copy_from(in_, *e.offset, e.size);  // in the named file: no pass through memory
@@ -131,11 +131,6 @@ class Extractor : public contents::Visitor {
   std::vector<ExtractedFile> take_written() { return std::move(written_); }
 
  private:
-  // An object's host entry: the single zero byte marks it (as OpenedBundle::is_host_marker).
-  static bool is_host_marker(const contents::Container& c, const contents::Entry& e) {
-    return !c.object.empty() && e.size == 1 && e.bytes[0] == std::byte{0};
-  }
-
   // "lib.a(ob.o)": the object's name in errors, its chain without the sections' link.
   static std::string object_name(contents::Container c) {
     c.chain.pop_back();

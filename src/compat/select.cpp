@@ -64,7 +64,7 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
     for (const FoundEntry& e : c.entries) {
       Candidate cand{e, contents::location(c.container, e), std::nullopt, {}, "rejected", ""};
       try {
-        cand.spec = parse_spec(e.id);
+        cand.spec = parse_spec(e.bundle_id);
       } catch (const Error& err) {
         cand.reason = err.message();
       }
@@ -137,9 +137,10 @@ std::vector<Finding> verify_containers(const std::vector<FoundContainer>& contai
     int hosts = 0;
     for (const FoundEntry& e : c.entries) {
       try {
-        TargetSpec s = parse_spec(e.id);
+        TargetSpec s = parse_spec(e.bundle_id);
         if (s.kind == "host") ++hosts;
-        if (s.canonical() != e.id && s.kind != "host")
+        // An OffloadBinary stores a kind, triple and arch, not an ID clang writes.
+        if (s.canonical() != e.id && s.kind != "host" && !e.offload_binary)
           out.push_back({"non-canonical", "warning", name, {e.id},
                          fmt::format("'{}' is not in canonical form; clang writes '{}'", e.id, s.canonical())});
         parsed.emplace_back(&e, std::move(s));

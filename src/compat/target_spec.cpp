@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/offload_binary.h"
 #include "support/error.h"
 #include "target/bundle_id.h"
 #include "target/processors.h"
@@ -412,6 +413,10 @@ TargetSpec parse_spec(std::string_view text) {
     parse_target_id(text, text, s);
   }
   return s;
+}
+
+std::string offload_bundle_id(const formats::OffloadEntry& e) {
+  return fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), four_field(e.triple()), e.arch());
 }
 
 std::string CheckResult::reason() const {

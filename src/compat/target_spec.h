@@ -10,6 +10,10 @@
 #include <string_view>
 #include <vector>
 
+namespace ot::formats {
+struct OffloadEntry;
+}
+
 namespace ot::compat {
 
 enum class Family { None, Amdgpu, Nvptx, Other };  // None: no processor (host entries, empty IDs)
@@ -37,6 +41,14 @@ struct TargetSpec {
 // architecture, processor (with a "did you mean"), feature or sign, a feature
 // the processor does not support, duplicates.
 TargetSpec parse_spec(std::string_view text);
+
+// An OffloadBinary entry as a bundle entry ID, what parse_spec reads:
+// "<kind>-<4-field triple>-<arch>" ("openmp-amdgcn-amd-amdhsa--gfx90a:xnack-").
+// Not its stored ID (formats::OffloadEntry::id, "<kind>-<triple>-<arch>"):
+// after a 3-field triple, an arch ending in a feature turned off ends in a
+// dash, "gfx90a:xnack" is read as the triple's 4th field, and the entry names
+// no processor.
+std::string offload_bundle_id(const formats::OffloadEntry& e);
 
 enum class Rules {
   Runtime,   // what the HIP/OpenMP runtimes accept: generic targets, CUDA's sm rules

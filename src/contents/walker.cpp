@@ -46,9 +46,9 @@ std::optional<std::string> cuda_processor(Bytes d) {
   return fmt::format("sm_{}", sm);
 }
 
-std::string canonical_target(const std::string& id) {
+std::string canonical_target(const std::string& bundle_id, const std::string& id) {
   try {
-    return compat::parse_spec(id).canonical();
+    return compat::parse_spec(bundle_id).canonical();
   } catch (const Error&) {
     return id;
   }
@@ -303,11 +303,15 @@ class Walker {
     }
   }
 
+  // `ob`: the OffloadBinary entry it is, if it is one.
   void emit(const Container& c, std::uint64_t index, std::string id, Bytes payload, std::uint64_t local,
-            bool compressed, std::optional<std::uint64_t> base, Backing backing, Ccob cc) {
+            bool compressed, std::optional<std::uint64_t> base, Backing backing, Ccob cc,
+            const formats::OffloadEntry* ob = nullptr) {
     Entry e;
     e.index = index;
-    e.target = canonical_target(id);
+    e.offload_binary = ob != nullptr;
+    e.bundle_id = ob ? compat::offload_bundle_id(*ob) : id;
+    e.target = canonical_target(e.bundle_id, id);
     e.id = std::move(id);
     // The code object's ELF header, copied with pread where the payload lies
     // in a file: touching the mapping instead maps in fault-around's 64 KiB
@@ -410,7 +414,8 @@ class Walker {
       v_.container(c);
       for (std::size_t i = 0; i < b.entries.size(); ++i) {
         const formats::OffloadEntry& e = b.entries[i];
-        emit(c, i, e.id(), data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {});
+        emit(c, i, e.id(), data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {},
+             &e);
       }
     }
   }

@@ -69,7 +69,12 @@ struct Container {
 struct Entry {
   std::uint64_t index = 0;  // in its container
   std::string id;           // the bundle entry ID as stored (OffloadBinary: "<kind>-<triple>-<arch>")
-  std::string target;       // canonical (compat::parse_spec), or `id` when it does not parse
+  // The ID compat::parse_spec reads: `id`, or for an OffloadBinary's entry
+  // compat::offload_bundle_id ("<kind>-<4-field triple>-<arch>"), where an arch
+  // with a feature ("gfx90a:xnack-") cannot be taken for a part of the triple.
+  std::string bundle_id;
+  bool offload_binary = false;  // an OffloadBinary's entry: `id` is not a bundle entry ID
+  std::string target;       // canonical (compat::parse_spec of bundle_id), or `id` when it does not parse
   // From the code object's ELF header: AMDGPU target ID ("gfx90a:xnack+"),
   // NVPTX "sm_70"; nullopt for anything else, an unknown processor included.
   std::optional<std::string> processor;

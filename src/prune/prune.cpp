@@ -8,7 +8,6 @@
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
 #include "formats/offload_binary.h"
-#include "target/triple.h"
 
 namespace ot::prune {
 namespace {
@@ -159,14 +158,6 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
   return r;
 }
 
-// The entry as a bundle entry ID, to match: the triple in its 4 fields, so that
-// the arch cannot be taken for a part of it ("amdgcn-amd-amdhsa" + "gfx90a:xnack-").
-std::string offload_bundle_id(const formats::OffloadEntry& e) {
-  target::Triple t(e.triple());
-  target::Triple four(t.arch_name(), t.vendor_name(), t.os_name(), t.environment_name());
-  return fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), four.str(), e.arch());
-}
-
 Report prune_offload_binaries(Bytes data, const Selection& selection, const std::string& file,
                               std::vector<Piece>& out) {
   Report r{"offload binaries", {}, data.size(), 0};
@@ -174,7 +165,7 @@ Report prune_offload_binaries(Bytes data, const Selection& selection, const std:
     std::optional<bool> binary_kept;
     for (const formats::OffloadEntry& e : b.entries) {
       std::string id = e.id();
-      bool kept = stays(selection, offload_bundle_id(e), {file, b.offset});
+      bool kept = stays(selection, compat::offload_bundle_id(e), {file, b.offset});
       if (binary_kept && *binary_kept != kept)
         fail_at({file, b.offset}, "offload binary version {} holds entries that stay and entries that go ({})",
                 b.version, id);

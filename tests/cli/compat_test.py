@@ -69,12 +69,12 @@ def run_large_ccob(root):
 def main():
     os.environ.pop('HSA_XNACK', None)  # detect reads it
     return harness.run_suite('compat', run_cases, needs=[BUNDLER] + [harness.llvm(t) for t in (
-        'llc', 'clang', 'ld.lld', 'llvm-ar')])
+        'llc', 'clang', 'ld.lld', 'llvm-ar', 'clang-offload-packager')])
 
 
 def run_cases(root):
-    for part in (run_check, run_canonical, run_select, run_verify, run_detect, run_code_objects, run_large_ccob,
-                 run_llvm_cross_check):
+    for part in (run_check, run_canonical, run_select, run_verify, run_detect, run_code_objects,
+                 run_offload_binary_features, run_large_ccob, run_llvm_cross_check):
         part(root)
 
 
@@ -402,6 +402,42 @@ def run_code_objects(root):
            'hint: build with --offload-arch=gfx90a:xnack-\n')
     expect('check: not a code object', c, ['check', 'e.ll', 'gfx906'], 2, '',
            E + 'e.ll: neither a target ID, a bundle entry ID nor an AMDGPU code object (64-bit ELF, EM_AMDGPU)\n')
+
+
+def run_offload_binary_features(root):
+    """An OffloadBinary entry whose arch sets a feature (LLVM 19's packager,
+    arch=gfx90a:xnack-): its ID as stored, "openmp-amdgcn-amd-amdhsa-gfx90a:xnack-",
+    read as a bundle ID would take "gfx90a:xnack" for the triple's 4th field and
+    name no processor; select and verify read it with the triple in 4 fields."""
+    c = Case(root, {'e.ll': b'define void @f() { ret void }\n'})
+    for co, mattr, arch, out in (('xm.co', '-xnack', 'gfx90a:xnack-', 'dev.bin'),
+                                 ('sx.co', '+sramecc,-xnack', 'gfx90a:xnack-:sramecc+', 'order.bin')):
+        r = run([LLVM + '/llc', '-mtriple=amdgcn-amd-amdhsa', '-mcpu=gfx90a', '-mattr=' + mattr, '-filetype=obj',
+                 'e.ll', '-o', co], cwd=c.dir, text=True)
+        check('llc 19 writes ' + co, r.returncode == 0, r.stderr)
+        r = run([harness.LLVM_PACKAGER, '-o', out,
+                 '--image=file=%s,triple=amdgcn-amd-amdhsa,arch=%s,kind=openmp' % (co, arch)], cwd=c.dir, text=True)
+        check('LLVM 19 packages %s as arch=%s' % (co, arch), r.returncode == 0, r.stderr)
+    ob = 'openmp-amdgcn-amd-amdhsa-gfx90a:xnack-'
+    rc, out, err = c.run('select', 'dev.bin', '--target', 'gfx90a:xnack-')
+    check('select: an offload binary entry whose arch sets xnack', rc == 0 and err == '' and re.fullmatch(
+        r'selected %s \(dev\.bin, offload binary at 0x0, entry 0, 0x[0-9a-f]+ bytes at 0x[0-9a-f]+\)\n' % re.escape(ob),
+        out), 'rc=%d\n%s%s' % (rc, out, err))
+    expect('select: an offload binary entry for xnack off, a target with xnack on', c,
+           ['select', 'dev.bin', '--target', 'gfx90a:xnack+'], 1,
+           'no entry of dev.bin fits gfx90a:xnack+\n'
+           '  rejected %s (dev.bin, offload binary at 0x0, entry 0): the code object needs xnack off, the target runs '
+           'with xnack on\n'
+           'hint: %s is built for gfx90a:xnack-; run with HSA_XNACK=0 if the GPU allows it, or build gfx90a (any '
+           'xnack) or gfx90a:xnack+\n' % (ob, ob))
+    rc, j, err = run_json(c, ['select', 'dev.bin', '--target', 'gfx90a:xnack-', '--json'])
+    check('select --json: the stored ID, the canonical target with its feature', rc == 0 and j['selected'] == 0
+          and j['entries'][0]['id'] == ob and j['entries'][0]['canonical'] == 'openmp-amdgcn-amd-amdhsa--gfx90a:xnack-',
+          (j, err))
+    # No code-object mismatch (the header says gfx90a:xnack-), and an arch's
+    # feature order is the packager's input, not an ID clang wrote: no warning.
+    expect('verify: offload binaries whose arch sets features', c, ['verify', 'dev.bin', 'order.bin'], 0,
+           'ok: 2 entries in 2 containers follow the composition rules\n')
 
 
 # (code object, requested target, whether the runtime rules agree with LLVM 19's bundler)

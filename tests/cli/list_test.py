@@ -201,6 +201,32 @@ def package_cases(root, d, built):
           err.startswith(E + 'cut.deb') and err.count('\n') == 1, (rc, out, err))
 
 
+def offload_binary_cases(root):
+    """Offload binaries (LLVM 19's packager) whose arch turns a feature off: the
+    ID as stored ("<kind>-<triple>-<arch>"), the target with the triple in 4
+    fields and the feature kept (read with the 3-field triple, the sign's dash
+    once made "gfx90a:xnack" the triple's 4th field)."""
+    c = Case(root, 'list', {'e.ll': b'define void @f() { ret void }\n'})
+    r = harness.run([harness.llvm('llc'), '-mtriple=amdgcn-amd-amdhsa', '-mcpu=gfx90a', '-mattr=-xnack',
+                     '-filetype=obj', 'e.ll', '-o', 'x.co'], cwd=c.dir, text=True)
+    check('llc 19 writes a gfx90a:xnack- code object', r.returncode == 0, r.stderr)
+    r = harness.run([harness.LLVM_PACKAGER, '-o', 'dev.bin',
+                     '--image=file=x.co,triple=amdgcn-amd-amdhsa,arch=gfx90a:xnack-,kind=openmp'], cwd=c.dir, text=True)
+    check('LLVM 19 packages it', r.returncode == 0, r.stderr)
+    rc, j, err = list_json(c, 'dev.bin')
+    got = j['entries'] if j else []
+    check('list --json: an offload binary entry whose arch turns xnack off', rc == 0 and err == '' and len(got) == 1
+          and got[0]['id'] == 'openmp-amdgcn-amd-amdhsa-gfx90a:xnack-'
+          and got[0]['target'] == 'openmp-amdgcn-amd-amdhsa--gfx90a:xnack-' and got[0]['processor'] == 'gfx90a:xnack-'
+          and got[0]['path'] == ['dev.bin', 'offload binary at 0x0'] and got[0]['size'] == len(c.read('x.co')),
+          (rc, j, err))
+    c = Case(root, 'size', {'dev.bin': c.read('dev.bin')})
+    rc, out, err = c.run('--json', 'dev.bin')
+    rows = json.loads(out).get('targets', []) if rc == 0 else []
+    check('size --json: an offload binary entry counts for its target with the feature', err == '' and
+          [(r['target'], r['entries']) for r in rows] == [('openmp-amdgcn-amd-amdhsa--gfx90a:xnack-', 1)], (out, err))
+
+
 def compressed_cases(root, d):
     """--offload-compress: entries inside a CCOB have no offset; size shares the CCOB's bytes out."""
     built = build(d, ['--offload-compress'])
@@ -318,6 +344,7 @@ def cases(root):
     built = build(d)
     plain_cases(root, d, built)
     package_cases(root, d, built)
+    offload_binary_cases(root)
     size_cases(root, d, built)
     error_cases(root, built)
     resident_cases(root)
@@ -325,4 +352,4 @@ def cases(root):
 
 
 if __name__ == '__main__':
-    sys.exit(harness.run_suite('list', cases, needs=[harness.CLANG, LLVM_BUNDLER, READELF, OBJCOPY, DPKG_DEB]))
+    sys.exit(harness.run_suite('list', cases, needs=[harness.CLANG, harness.llvm('llc'), LLVM_BUNDLER, harness.LLVM_PACKAGER, READELF, OBJCOPY, DPKG_DEB]))

@@ -3,6 +3,7 @@
 #include "contents/walker.h"
 #include "compat/select.h"
 #include "formats/bundle_binary.h"
+#include "formats/offload_binary.h"
 #include "support/error.h"
 #include "../test_files.h"
 
@@ -120,6 +121,29 @@ TEST_CASE("verify: composition rules") {
   CHECK_THROWS_WITH_AS(select_entry(c, parse_spec("gfx906")),
                        "d.bc, bundle at 0x0: the bundle stores 'hip-amdgcn-amd-amdhsa--gfx906' twice (run 'compat verify')",
                        ot::Error);
+}
+
+TEST_CASE("offload binaries: an arch with features is read whole, and its stored ID is no bundle ID to warn about") {
+  auto binary = [](const char* arch) {
+    ot::formats::OffloadImageDesc d;
+    d.image_kind = static_cast<std::uint16_t>(ot::formats::ImageKind::Object);
+    d.offload_kind = static_cast<std::uint16_t>(ot::formats::OffloadKind::OpenMP);
+    d.strings = {{"triple", "amdgcn-amd-amdhsa"}, {"arch", arch}};
+    return ot::formats::write_offload_binary_v1(d, ot::as_bytes("x"));
+  };
+  auto xnack_off = binary("gfx90a:xnack-");
+  auto c = collect(xnack_off, "dev.bin");
+  auto s = select_entry(c, parse_spec("gfx90a:xnack-"));
+  CHECK(chosen_id(s) == "openmp-amdgcn-amd-amdhsa-gfx90a:xnack-");
+  REQUIRE(s.candidates[0].spec);
+  CHECK(s.candidates[0].spec->canonical() == "openmp-amdgcn-amd-amdhsa--gfx90a:xnack-");
+  auto on = select_entry(c, parse_spec("gfx90a:xnack+"));
+  CHECK_FALSE(on.chosen);
+  CHECK(on.candidates[0].reason == "the code object needs xnack off, the target runs with xnack on");
+  CHECK(verify_containers(c).empty());
+  // Features out of alphabetical order: what the packager was given, not an ID clang wrote.
+  auto unordered = binary("gfx90a:xnack-:sramecc+");
+  CHECK(verify_containers(collect(unordered, "u.bin")).empty());
 }
 
 TEST_CASE("malformed inputs: errors name the file and offset") {

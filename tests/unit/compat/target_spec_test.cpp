@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "compat/target_spec.h"
+#include "formats/offload_binary.h"
 #include "support/error.h"
 #include "target/processors.h"
 #include "target/target_id.h"
@@ -228,4 +229,22 @@ TEST_CASE("ISA names as comgr and the HIP runtime write them stand for their tar
   CHECK(error_of("amdgcn-amd-amdhsa--") == "'amdgcn-amd-amdhsa--': the ISA name has no target ID after 'amdgcn-amd-amdhsa--'");
   CHECK(error_of("amdgcn-amd-amdhsa--sm_70").find("NVPTX architecture, not an AMDGPU processor") != std::string::npos);
   CHECK(error_of("amdgcn-amd-amdhsa--gfx906:xnack") != "");
+}
+
+TEST_CASE("offload_bundle_id: an OffloadBinary entry with the triple in 4 fields, so that its arch stays whole") {
+  auto entry = [](ot::formats::OffloadKind kind, std::string triple, std::string arch) {
+    ot::formats::OffloadEntry e;
+    e.offload_kind = static_cast<std::uint16_t>(kind);
+    e.strings = {{"triple", std::move(triple)}, {"arch", std::move(arch)}};
+    return e;
+  };
+  using K = ot::formats::OffloadKind;
+  auto xnack = entry(K::OpenMP, "amdgcn-amd-amdhsa", "gfx90a:xnack-");
+  CHECK(xnack.id() == "openmp-amdgcn-amd-amdhsa-gfx90a:xnack-");
+  CHECK(ot::compat::offload_bundle_id(xnack) == "openmp-amdgcn-amd-amdhsa--gfx90a:xnack-");
+  auto spec = parse_spec(ot::compat::offload_bundle_id(xnack));
+  CHECK(spec.processor == "gfx90a");
+  CHECK(spec.feature_setting("xnack") == "off");
+  CHECK(ot::compat::offload_bundle_id(entry(K::Cuda, "nvptx64-nvidia-cuda", "sm_70")) == "cuda-nvptx64-nvidia-cuda--sm_70");
+  CHECK(ot::compat::offload_bundle_id(entry(K::Hip, "x86_64-unknown-linux-gnu", "")) == "hip-x86_64-unknown-linux-gnu-");
 }

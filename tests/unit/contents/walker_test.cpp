@@ -15,6 +15,7 @@
 #include "archive/stream_reader.h"
 #include "contents/uri.h"
 #include "contents/walker.h"
+#include "formats/offload_binary.h"
 #include "support/error.h"
 #include "../test_files.h"
 
@@ -343,4 +344,28 @@ TEST_CASE("payloads sharing bytes are an error naming both entries") {
                        "o.bc: bundle entries 0 ('hip-amdgcn-amd-amdhsa--gfx906') and 1 ('hip-amdgcn-amd-amdhsa--gfx90a') "
                        "overlap: payloads at 0x8a of 0x10 bytes and at 0x92, at offset 0x92",
                        ot::Error);
+}
+
+TEST_CASE("an offload binary entry whose arch turns a feature off: its ID as stored, its target with the feature") {
+  // "<kind>-<triple>-<arch>" with the packager's 3-field triple reads, as a
+  // bundle ID, "gfx90a:xnack" as the triple's 4th field (the sign's dash ends
+  // it): no processor at all.
+  ot::formats::OffloadImageDesc d;
+  d.image_kind = static_cast<std::uint16_t>(ot::formats::ImageKind::Object);
+  d.offload_kind = static_cast<std::uint16_t>(ot::formats::OffloadKind::OpenMP);
+  d.strings = {{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a:xnack-"}};
+  Blob bin = ot::formats::write_offload_binary_v1(d, ot::as_bytes("image"));
+  auto got = flat(bin, "dev.bin");
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].container == "dev.bin, offload binary at 0x0");
+  CHECK(got[0].e.id == "openmp-amdgcn-amd-amdhsa-gfx90a:xnack-");
+  CHECK(got[0].e.bundle_id == "openmp-amdgcn-amd-amdhsa--gfx90a:xnack-");
+  CHECK(got[0].e.offload_binary);
+  CHECK(got[0].e.target == "openmp-amdgcn-amd-amdhsa--gfx90a:xnack-");
+  CHECK(got[0].bytes == bytes_of("image"));
+  // A bundle's entries are parsed as stored.
+  auto b = flat(fixture("b.bundle"), "b.bundle");
+  REQUIRE(b.size() == 3);
+  CHECK(b[2].e.bundle_id == b[2].e.id);
+  CHECK_FALSE(b[2].e.offload_binary);
 }
