@@ -75,7 +75,9 @@ int prune_file(const PruneOptions& o) {
     // Nothing reaches the output before the whole container was checked, and
     // the output replaces its destination only when complete.
     OutputFile out(o.in_place ? o.input : o.output);
-    if (o.in_place) out.copy_mode_from(o.input);
+    // The output keeps the input's permission bits: a pruned executable or
+    // library stays executable.
+    if (o.input != "-") out.copy_mode_from(o.input);
     const Bytes all = in->bytes();
     report = prune::prune_file(*in, selection, o.input, [&](Bytes b) {
       // Large pieces of the input itself (kept payloads) are copied by the
@@ -100,8 +102,11 @@ int prune_file(const PruneOptions& o) {
 cli::AppletBody define_prune(CLI::App& app) {
   auto o = std::make_shared<PruneOptions>();
   app.description(
-      "Rewrite a binary or text offload bundle, a compressed bundle (CCOB) or concatenated offload binaries with "
-      "only the device entries of the GPUs kept, laid out as the bundler or packager writes those entries. A target "
+      "Rewrite a binary or text offload bundle, a compressed bundle (CCOB), concatenated offload binaries, or a "
+      "linked HIP shared library or executable with only the device entries of the GPUs kept, laid out as the "
+      "bundler or packager writes those entries. In a linked file the bundles of .hip_fatbin are packed, the "
+      "pointers that register them move with them, and the file shrinks by whole pages; no address of code or "
+      "data changes, and what cannot be moved safely is refused. A target "
       "is a target ID (gfx90a, gfx90a:xnack+) or a bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with "
       "compat's rules: a feature the target leaves out matches any setting, and a full target ID "
       "(gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host entries always stay. A compressed bundle is "

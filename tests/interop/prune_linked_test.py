@@ -185,7 +185,8 @@ def prune_case(root, name, build, runner, compressed=False):
         r = run([OT, 'prune', '--keep', KEEP, target, '-o', pruned], cwd=folder, text=True)
         if r.returncode != 0:
             return 'prune failed: %s' % r.stderr
-        os.chmod(os.path.join(folder, pruned), 0o755)
+        if os.stat(os.path.join(folder, pruned)).st_mode & 0o777 != os.stat(os.path.join(folder, target)).st_mode & 0o777:
+            return 'the pruned file does not keep the mode bits of the input'
         problems = []
         after = sh(runner(pruned), folder)
         if 'caught boom' not in after:
