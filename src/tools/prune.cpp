@@ -80,10 +80,11 @@ int prune_file(const PruneOptions& o) {
     if (o.input != "-") out.copy_mode_from(o.input);
     const Bytes all = in->bytes();
     report = prune::prune_file(*in, selection, o.input, [&](Bytes b) {
-      // Large pieces of the input itself (kept payloads) are copied by the
+      // Pieces of the input itself of 16 KiB or more (kept payloads, host
+      // bytes) are copied by the
       // kernel where it can, without passing through this process.
       const std::less<const std::byte*> before;
-      if (b.size() >= (1u << 20) && !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size()))
+      if (b.size() >= (16u << 10) && !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size()))
         out.copy_from(*in, static_cast<std::uint64_t>(b.data() - all.data()), b.size());
       else
         out.write(b);
