@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <tuple>
 
 #include "archive/ar_reader.h"
@@ -246,7 +247,7 @@ class Walker {
       if (sp.compressed)
         ccob(s, bytes, pos, with(chain, text));
       else
-        binary(bytes, pos, s.errname, with(chain, text), false, s.base, s.backing, {});
+        binary(bytes, pos, s.errname, with(chain, text), false, s.base, s.backing, {}, &sp.entries);
     }
     return !spans.empty();
   }
@@ -259,12 +260,17 @@ class Walker {
   // A binary bundle at `at` in bytes whose data[0] lies at `base` in the named
   // file (if it does) and at `backing` in a file to pread headers from (if it
   // does). False when the bundle stores an ID twice: recorded.
+  // `read`: its entries, when the caller has read its header already.
   bool binary(Bytes data, std::uint64_t at, const std::string& errname, std::vector<Link> chain, bool compressed,
-              std::optional<std::uint64_t> base, Backing backing, Ccob cc) {
+              std::optional<std::uint64_t> base, Backing backing, Ccob cc,
+              const std::vector<formats::BundleEntry>* read = nullptr) {
     Container c{file_, std::move(chain), {}, {}};
     std::vector<formats::BundleEntry> entries;
     try {
-      entries = rebase_errors(at, [&] { return formats::read_binary_bundle(backing.shifted(at).source(data), errname); });
+      if (read)
+        entries = *read;
+      else
+        entries = rebase_errors(at, [&] { return formats::read_binary_bundle(backing.shifted(at).source(data), errname); });
     } catch (const Error& e) {
       // The reader refuses a bundle storing one ID twice; that is a composition
       // fault `verify` reports, not a reason to stop reading the file.
@@ -303,6 +309,15 @@ class Walker {
     }
   }
 
+  // canonical_target, once per ID a walk meets: a ROCm library repeats its
+  // few IDs in every bundle.
+  const std::string& canonical(const std::string& bundle_id, const std::string& id) {
+    auto key = std::pair(bundle_id, id);
+    auto it = canonical_.find(key);
+    if (it == canonical_.end()) it = canonical_.emplace(std::move(key), canonical_target(bundle_id, id)).first;
+    return it->second;
+  }
+
   // `ob`: the OffloadBinary entry it is, if it is one.
   void emit(const Container& c, std::uint64_t index, std::string id, Bytes payload, std::uint64_t local,
             bool compressed, std::optional<std::uint64_t> base, Backing backing, Ccob cc,
@@ -311,7 +326,7 @@ class Walker {
     e.index = index;
     e.offload_binary = ob != nullptr;
     e.bundle_id = ob ? compat::offload_bundle_id(*ob) : id;
-    e.target = canonical_target(e.bundle_id, id);
+    e.target = canonical(e.bundle_id, id);
     e.id = std::move(id);
     // The code object's ELF header, copied with pread where the payload lies
     // in a file: touching the mapping instead maps in fault-around's 64 KiB
@@ -422,6 +437,7 @@ class Walker {
 
   std::string file_;
   Visitor& v_;
+  std::map<std::pair<std::string, std::string>, std::string> canonical_;
   const Limits& limits_;
   std::uint64_t expanded_ = 0;
 };

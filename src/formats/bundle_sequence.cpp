@@ -10,8 +10,7 @@ namespace ot::formats {
 namespace {
 
 // The bytes the binary bundle at the start of `src` occupies.
-std::uint64_t binary_bundle_extent(const ByteSource& src, const std::string& file) {
-  std::vector<BundleEntry> entries = read_binary_bundle(src, file);
+std::uint64_t binary_bundle_extent(const std::vector<BundleEntry>& entries) {
   std::uint64_t end = kBundleMagic.size() + 8;
   for (const BundleEntry& e : entries) end += 24 + e.id.size();
   for (const BundleEntry& e : entries) end = std::max(end, e.offset + e.size);  // read_binary_bundle bounds both
@@ -51,9 +50,13 @@ std::vector<BundleSpan> split_bundles(const ByteSource& blob, const std::string&
               spans.back().offset + spans.back().size);
     }
     BundleSpan s{pos, 0, compressed};
-    s.size = rebase_errors(pos, [&] {
-      return binary ? binary_bundle_extent(rest, file)
-                    : read_ccob_header(head, rest.size(), file).total_size.value_or(rest.size());
+    rebase_errors(pos, [&] {
+      if (binary) {
+        s.entries = read_binary_bundle(rest, file);
+        s.size = binary_bundle_extent(s.entries);
+      } else {
+        s.size = read_ccob_header(head, rest.size(), file).total_size.value_or(rest.size());
+      }
     });
     spans.push_back(s);
     pos = skip_zeros(blob, pos + s.size);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/bundle_binary.h"
 #include "support/bytes.h"
 
 namespace ot::formats {
@@ -17,6 +18,9 @@ struct BundleSpan {
   std::uint64_t offset = 0;  // inside the blob
   std::uint64_t size = 0;    // binary bundle: header and payloads; CCOB: its total size
   bool compressed = false;   // a CCOB
+  // A binary bundle's entries as its header was read (offsets from the
+  // bundle's start), so that a caller need not read the header again.
+  std::vector<BundleEntry> entries = {};
 };
 
 // The bundles of `blob` in order. A binary bundle ends after its header and
