@@ -1,6 +1,7 @@
 #include "compat/detect.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -50,6 +51,22 @@ std::map<std::string, std::uint64_t> read_properties(const fs::path& path) {
 }
 
 }  // namespace
+
+std::optional<bool> chosen_xnack(const std::string& option) {
+  std::string source = "--xnack";
+  std::string value = option;
+  if (value.empty()) {
+    const char* env = std::getenv("HSA_XNACK");
+    if (env && *env) {
+      value = env;
+      source = "HSA_XNACK";
+    }
+  }
+  if (value == "on" || value == "1" || value == "+") return true;
+  if (value == "off" || value == "0" || value == "-") return false;
+  if (!value.empty()) throw Error({}, fmt::format("{}: '{}' is not on or off (1 or 0)", source, value));
+  return std::nullopt;
+}
 
 DetectResult detect(const std::string& sysfs_root, std::optional<bool> xnack) {
   DetectResult r;

@@ -44,6 +44,11 @@ struct DetectResult {
   std::vector<std::uint32_t> cpu_nodes;
 };
 
+// The xnack setting a process would run with: `option` ("on"/"off", "1"/"0",
+// "+"/"-") when given, else HSA_XNACK from the environment, else nullopt
+// ("any"). An unreadable value is an error naming where it came from.
+std::optional<bool> chosen_xnack(const std::string& option);
+
 // `sysfs_root` is "/sys" on a live system. Errors (ot::Error) name the
 // properties file and the line of a malformed value.
 DetectResult detect(const std::string& sysfs_root, std::optional<bool> xnack);

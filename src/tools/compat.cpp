@@ -255,23 +255,7 @@ int do_verify(const std::vector<std::string>& paths, bool as_json) {
 }
 
 int do_detect(const std::string& root, const std::string& xnack_text, bool as_json, const std::string& prog) {
-  std::optional<bool> xnack;
-  std::string source = "--xnack";
-  std::string value = xnack_text;
-  if (value.empty()) {
-    const char* env = std::getenv("HSA_XNACK");
-    if (env && *env) {
-      value = env;
-      source = "HSA_XNACK";
-    }
-  }
-  if (value == "on" || value == "1" || value == "+") {
-    xnack = true;
-  } else if (value == "off" || value == "0" || value == "-") {
-    xnack = false;
-  } else if (!value.empty()) {
-    throw Error({}, fmt::format("{}: '{}' is not on or off (1 or 0)", source, value));
-  }
+  std::optional<bool> xnack = compat::chosen_xnack(xnack_text);
   compat::DetectResult r = compat::detect(root, xnack);
   if (as_json) {
     std::string gpus, cpus;

@@ -4,6 +4,7 @@
 //   offloadtool prune --keep TARGET... FILE -o OUT
 //   offloadtool prune --drop TARGET... FILE --in-place
 //   offloadtool prune --keep TARGET... FILE --dry-run [--json]
+//   offloadtool prune --keep-detected FILE -o OUT            (this machine's GPUs, as compat detect finds them)
 //
 // --json prints one JSON object, schema "offloadtool.prune", version 1:
 //   {"schema": "offloadtool.prune", "version": 1, "file": <input>, "container": <kind>,
@@ -17,6 +18,7 @@
 #include <functional>
 #include <memory>
 
+#include "compat/detect.h"
 #include "prune/prune.h"
 #include "support/json.h"
 #include "support/mapped_file.h"
@@ -30,7 +32,8 @@ struct PruneOptions {
   std::string input;
   std::string output;
   std::vector<std::string> keep, drop;
-  bool in_place = false, dry_run = false, json = false, allow_empty = false;
+  bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false;
+  std::string sysfs = "/sys", xnack;
 };
 
 std::string text_report(const prune::Report& r) {
@@ -60,7 +63,28 @@ std::string json_report(const PruneOptions& o, const prune::Report& r) {
       static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after), notes);
 }
 
-int prune_file(const PruneOptions& o) {
+// --keep-detected: the target IDs of this machine's GPUs (compat detect).
+std::vector<std::string> detected_targets(const PruneOptions& o) {
+  compat::DetectResult d = compat::detect(o.sysfs, compat::chosen_xnack(o.xnack));
+  if (!d.found_topology)
+    fail("", "--keep-detected: no amdkfd topology at {} (is the amdgpu driver loaded?)", d.topology);
+  std::vector<std::string> out;
+  for (const compat::DetectedGpu& g : d.gpus) {
+    if (!g.target_id.empty())
+      out.push_back(g.target_id);
+    else if (!g.processor.empty())
+      out.push_back(g.processor);
+    else
+      fail(g.properties, "--keep-detected: GPU node {} names no processor this build knows (gfx_target_version {}): "
+           "give its target to --keep", g.node, g.gfx_target_version);
+  }
+  if (out.empty()) fail("", "--keep-detected: no AMD GPU in {}", d.topology);
+  return out;
+}
+
+int prune_file(PruneOptions o) {
+  if (o.keep_detected)
+    for (std::string& t : detected_targets(o)) o.keep.push_back(std::move(t));
   if (o.keep.empty() && o.drop.empty()) fail("", "give the targets to --keep or to --drop");
   if (!o.dry_run && o.output.empty() && !o.in_place) fail("", "no output: give -o FILE, --in-place or --dry-run");
   if (o.dry_run && (!o.output.empty() || o.in_place)) fail("", "--dry-run writes nothing: drop -o and --in-place");
@@ -120,6 +144,13 @@ cli::AppletBody define_prune(CLI::App& app) {
                    ->delimiter(',')
                    ->allow_extra_args(false);
   keep->excludes(drop);
+  auto* detected = app.add_flag("--keep-detected", o->keep_detected,
+                                "also keep what this machine's AMD GPUs load (their target IDs, as compat detect finds "
+                                "them in amdkfd's sysfs topology)");
+  detected->excludes(drop);
+  app.add_option("--sysfs", o->sysfs, "the sysfs root --keep-detected reads (default /sys)")->needs(detected);
+  app.add_option("--xnack", o->xnack, "--keep-detected: the xnack setting the GPUs run with (on or off; default "
+                 "HSA_XNACK, else either)")->needs(detected);
   auto* output = app.add_option("-o,--output", o->output, "the pruned file ('-' for standard output)");
   app.add_flag("--in-place", o->in_place, "replace the input (atomically, through a temporary file beside it)")
       ->excludes(output);

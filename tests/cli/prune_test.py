@@ -23,6 +23,7 @@ from harness import LLVM_BUNDLER, LLVM_PACKAGER, OT, check, expect, read, run  #
 E = 'offloadtool prune: error: '
 HOST = 'host-x86_64-unknown-linux-gnu'
 HIP = 'hipv4-amdgcn-amd-amdhsa--'
+SYSFS = os.path.join(harness.SOURCE_ROOT, 'tests', 'data', 'sysfs')
 GPUS = ['gfx906', 'gfx90a:xnack+', 'gfx90a:xnack-', 'gfx1030']
 
 
@@ -211,8 +212,28 @@ def test_bad_input(root):
     check('bad: the input is untouched', d.read('a.hipfb') == b)
 
 
+def test_detected(root):
+    """--keep-detected keeps what compat detect finds in a sysfs tree (tests/data/sysfs)."""
+    d = harness.Case(root, 'prune', {})
+    bundle = llvm_bundle(d, 'a.hipfb', GPUS)
+    mi210 = os.path.join(SYSFS, 'gfx90a-mi210')  # gfx90a:sramecc+, xnack per process
+    for extra, env, kept in ((['--sysfs', mi210], {}, ['gfx90a:xnack+', 'gfx90a:xnack-']),
+                             (['--sysfs', mi210, '--xnack', 'off'], {}, ['gfx90a:xnack-']),
+                             (['--sysfs', mi210], {'HSA_XNACK': '1'}, ['gfx90a:xnack+']),
+                             (['--sysfs', mi210, '--keep', 'gfx1030'], {}, ['gfx90a:xnack+', 'gfx90a:xnack-', 'gfx1030'])):
+        r = run([OT, 'prune', '--keep-detected'] + extra + ['a.hipfb', '-o', 'out'], cwd=d.dir, env=env)
+        want = llvm_bundle(d, 'want', [g for g in GPUS if g in kept])
+        check('--keep-detected %s %s: LLVM 19 bytes for %s' % (' '.join(extra), env, kept),
+              r.returncode == 0 and d.read('out') == want, r.stderr)
+    d = harness.Case(root, 'prune', {'a.hipfb': bundle})
+    expect('--keep-detected: no GPU', d, ['--keep-detected', '--sysfs', os.path.join(SYSFS, 'cpu-only'), 'a.hipfb',
+                                          '-o', 'x'], 1, '',
+           E + '--keep-detected: no AMD GPU in %s\n' % os.path.join(SYSFS, 'cpu-only', 'class', 'kfd', 'kfd',
+                                                                   'topology', 'nodes'))
+
+
 def cases(root):
-    for t in (test_binary, test_text, test_ccob, test_offload_binary, test_report, test_bad_input):
+    for t in (test_binary, test_text, test_ccob, test_offload_binary, test_report, test_bad_input, test_detected):
         t(root)
 
 
