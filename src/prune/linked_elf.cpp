@@ -1,14 +1,22 @@
 // Pruning linked ELF files, shared libraries and executables (PIE or not).
 //
-// The bundles of .hip_fatbin are pruned (prune_container) and packed at the
-// section's start, each at its old alignment. The pointers that register a
-// bundle move with it: the __hip_fatbin_wrapper records of .hipFatBinSegment
-// hold the bundle's address, through an R_*_RELATIVE addend, a RELR slot's
-// value or an absolute value in place; symbols at a bundle's start (.symtab,
-// .dynsym) move too. Anything else that points into the section (a symbol or
-// a relative relocation in the middle of a bundle, text relocations, static
-// relocations kept by --emit-relocs) is refused: we never write a file whose
-// loader would see something else than the linker meant.
+// The device code section is pruned item by item and the items are packed at
+// the section's start, each at its old alignment:
+//   HIP      .hip_fatbin        bundles (prune_container each), registered by
+//                               the __hip_fatbin_wrapper records of .hipFatBinSegment
+//   OpenMP   .llvm.offloading   offload binaries, kept or dropped whole, registered
+//                               by the __tgt_device_image records {ImageStart,
+//                               ImageEnd, EntriesBegin, EntriesEnd} that the
+//                               descriptor {NumDeviceImages, DeviceImages, ...}
+//                               points to; the kept images' records move to the
+//                               front of the array and NumDeviceImages shrinks
+// A pointer lives in an R_*_RELATIVE addend, a RELR slot's value or, in an
+// executable without relocations, as an absolute value in place; each moves
+// with its item. Symbols at an item's start (.symtab, .dynsym) move too.
+// Anything else that points into the section (a symbol or pointer into the
+// middle of an item, text relocations, static relocations kept by
+// --emit-relocs) is refused: we never write a file whose loader would see
+// something else than the linker meant.
 //
 // The file then shrinks: what follows the section in the file moves down by
 // whole pages (the largest p_align, so every segment keeps p_offset congruent
@@ -32,6 +40,7 @@
 #include <set>
 
 #include "formats/bundle_sequence.h"
+#include "formats/offload_binary.h"
 #include "object/object_file.h"
 #include "prune/kinds.h"
 #include "support/error.h"
@@ -114,14 +123,23 @@ void emit_zeros(std::uint64_t n, const compress::Sink& sink) {
   }
 }
 
-// One bundle of .hip_fatbin, pruned: its pieces are kept until the whole file
-// was checked. Pieces inside the input stay views of it (the caller copies
-// them in the kernel); the others (new headers, recompressed CCOBs) are owned.
-struct Bundle {
+// One item of the device code section (a bundle, an offload binary), pruned:
+// its pieces are kept until the whole file was checked. Pieces inside the
+// input stay views of it (the caller copies them in the kernel); the others
+// (new headers, recompressed CCOBs) are owned.
+struct Item {
   std::uint64_t offset = 0, size = 0;  // in the section, before
-  std::uint64_t new_offset = 0, new_size = 0;
+  std::uint64_t new_offset = 0, new_size = 0;  // after; a dropped item has size 0
   std::vector<Bytes> pieces;
+  // OpenMP: the images the item holds (from the section's start), which
+  // __tgt_device_image records point at.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> images = {};
 };
+
+enum class Kind { Hip, OpenMp };
+
+// struct __tgt_device_image { void *ImageStart, *ImageEnd; __tgt_offload_entry *EntriesBegin, *EntriesEnd; }
+constexpr std::uint64_t kImageRecord = 32;
 
 class LinkedPruner {
  public:
@@ -130,9 +148,14 @@ class LinkedPruner {
 
   Report run(const compress::Sink& sink) {
     read_headers();
-    report_.container = fmt::format("{} (ELF)", elf_.ehdr.e_type == elf::ET_DYN ? "shared library" : "executable");
+    const bool program = elf_.ehdr.e_type == elf::ET_EXEC ||
+                         std::ranges::any_of(phdrs_, [](const Phdr& p) { return p.p_type == elf::PT_INTERP; });
+    report_.container = fmt::format("{} (ELF, {})", program ? "executable" : "shared library", name_);
     report_.size_before = data_.size();
-    prune_bundles();
+    if (kind_ == Kind::Hip)
+      prune_bundles();
+    else
+      prune_offload_binaries();
     find_pointers();
     lay_out();
     emit(sink);
@@ -154,7 +177,8 @@ class LinkedPruner {
     if (eh.e_type != elf::ET_DYN && eh.e_type != elf::ET_EXEC)
       fail_at({file_, offsetof(Ehdr, e_type)}, "ELF type {} is not a shared library or an executable",
               static_cast<unsigned>(eh.e_type));
-    if (elf_.shdrs.empty()) fail_at({file_, offsetof(Ehdr, e_shoff)}, "the file has no section headers to find .hip_fatbin by");
+    if (elf_.shdrs.empty())
+      fail_at({file_, offsetof(Ehdr, e_shoff)}, "the file has no section headers to find its device code by");
     if (eh.e_phentsize != sizeof(Phdr))
       fail_at({file_, offsetof(Ehdr, e_phentsize)}, "e_phentsize is 0x{:x}, expected 0x{:x}",
               static_cast<unsigned>(eh.e_phentsize), sizeof(Phdr));
@@ -164,81 +188,126 @@ class LinkedPruner {
 
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const std::string& n = elf_.names[i];
-      if (n == ".hip_fatbin") fatbin_ = i;
       if (n == ".hipFatBinSegment") wrappers_ = i;
-      if (n == ".llvm.offloading" || n.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
-        fail_at({file_, elf_.header_offset(i)}, "section {} of a linked file is not pruned yet (only .hip_fatbin is)",
-                n);
+      if (n.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
+        fail_at({file_, elf_.header_offset(i)}, "section {} of a linked file is not pruned", n);
+      if (n != ".hip_fatbin" && n != ".llvm.offloading") continue;
+      if (section_)
+        fail_at({file_, elf_.header_offset(i)}, "the file holds both .hip_fatbin and .llvm.offloading: not pruned");
+      section_ = i;
+      name_ = n;
+      kind_ = n == ".hip_fatbin" ? Kind::Hip : Kind::OpenMp;
     }
-    if (!fatbin_) fail_at({file_, 0}, "no .hip_fatbin section: nothing to prune");
-    const Shdr& fb = elf_.shdrs[*fatbin_];
-    if (fb.sh_type != elf::SHT_PROGBITS || !(fb.sh_flags & elf::SHF_ALLOC))
-      fail_at({file_, elf_.header_offset(*fatbin_)}, ".hip_fatbin is not an allocated PROGBITS section");
-    fb_off_ = fb.sh_offset;
-    fb_size_ = fb.sh_size;
-    fb_addr_ = fb.sh_addr;
+    if (!section_) fail_at({file_, 0}, "no .hip_fatbin or .llvm.offloading section: nothing to prune");
+    const Shdr& sec = elf_.shdrs[*section_];
+    if (sec.sh_type == elf::SHT_NOBITS || !(sec.sh_flags & elf::SHF_ALLOC))
+      fail_at({file_, elf_.header_offset(*section_)}, "{} is not an allocated section with contents", name_);
+    sec_off_ = sec.sh_offset;
+    sec_size_ = sec.sh_size;
+    sec_addr_ = sec.sh_addr;
     for (std::size_t i = 0; i < phdrs_.size(); ++i) {
       const Phdr& p = phdrs_[i];
-      if (p.p_type == elf::PT_LOAD && p.p_offset <= fb_off_ && fb_off_ + fb_size_ <= p.p_offset + p.p_filesz &&
-          p.p_vaddr + (fb_off_ - p.p_offset) == fb_addr_)
+      if (p.p_type == elf::PT_LOAD && p.p_offset <= sec_off_ && sec_off_ + sec_size_ <= p.p_offset + p.p_filesz &&
+          p.p_vaddr + (sec_off_ - p.p_offset) == sec_addr_)
         segment_ = i;
     }
     if (!segment_)
-      fail_at({file_, elf_.header_offset(*fatbin_)}, ".hip_fatbin (0x{:x} bytes at 0x{:x}) lies in no loadable segment",
-              fb_size_, fb_off_);
+      fail_at({file_, elf_.header_offset(*section_)}, "{} (0x{:x} bytes at 0x{:x}) lies in no loadable segment", name_,
+              sec_size_, sec_off_);
   }
 
-  // --- the bundles ----------------------------------------------------------
+  // --- the items ------------------------------------------------------------
+
+  // Prunes the item at [offset, offset + size) of the section into `it`, with
+  // `selection`; its report entries go to the file's report.
+  Report prune_item(Item& it, const Selection& selection, const std::string& where) {
+    Bytes section = data_.subspan(sec_off_, sec_size_);
+    Report r = rebase_errors(sec_off_ + it.offset, [&] {
+      return prune_container(section.subspan(it.offset, it.size), selection, file_, [&](Bytes piece) {
+        if (piece.empty()) return;
+        if (piece.data() >= data_.data() && piece.data() + piece.size() <= data_.data() + data_.size()) {
+          it.pieces.push_back(piece);
+        } else {
+          owned_.emplace_back(piece.begin(), piece.end());
+          it.pieces.push_back(owned_.back());
+        }
+      });
+    });
+    for (EntryReport e : r.entries) {
+      e.where = where;
+      report_.entries.push_back(std::move(e));
+    }
+    it.new_size = r.size_after;
+    return r;
+  }
+
+  // Each item keeps the alignment it had (the largest power of two up to the
+  // section's alignment that divides its address); a dropped one takes no room.
+  void place_items() {
+    const std::uint64_t section_align = std::max<std::uint64_t>(elf_.shdrs[*section_].sh_addralign, 1);
+    std::uint64_t cursor = 0;
+    for (Item& it : items_) {
+      std::uint64_t align = section_align;
+      while (align > 1 && (sec_addr_ + it.offset) % align != 0) align /= 2;
+      it.new_offset = it.new_size ? align_up(cursor, align) : cursor;
+      cursor = it.new_offset + it.new_size;
+    }
+    new_sec_size_ = cursor;
+  }
 
   void prune_bundles() {
-    Bytes blob = data_.subspan(fb_off_, fb_size_);
+    Bytes blob = data_.subspan(sec_off_, sec_size_);
     ByteSource source(blob, [this](std::uint64_t off, std::byte* to, std::uint64_t len) {
-      in_.read_at(fb_off_ + off, to, len);
+      in_.read_at(sec_off_ + off, to, len);
     });
     std::vector<formats::BundleSpan> spans =
-        rebase_errors(fb_off_, [&] { return formats::split_bundles(source, file_); });
-    if (spans.empty()) fail_at({file_, fb_off_}, ".hip_fatbin does not start with an offload bundle");
-    const Shdr& fb = elf_.shdrs[*fatbin_];
-    std::uint64_t cursor = 0;
+        rebase_errors(sec_off_, [&] { return formats::split_bundles(source, file_); });
+    if (spans.empty()) fail_at({file_, sec_off_}, ".hip_fatbin does not start with an offload bundle");
     for (std::size_t i = 0; i < spans.size(); ++i) {
-      const formats::BundleSpan& sp = spans[i];
-      Bundle b{sp.offset, sp.size, 0, 0, {}};
-      std::string where = fmt::format("section .hip_fatbin, bundle {} at 0x{:x}", i + 1, fb_off_ + sp.offset);
-      Report r = rebase_errors(fb_off_ + sp.offset, [&] {
-        return prune_container(blob.subspan(sp.offset, sp.size), selection_, file_, [&](Bytes piece) {
-          if (piece.empty()) return;
-          if (piece.data() >= data_.data() && piece.data() + piece.size() <= data_.data() + data_.size()) {
-            b.pieces.push_back(piece);
-          } else {
-            owned_.emplace_back(piece.begin(), piece.end());
-            b.pieces.push_back(owned_.back());
-          }
-        });
-      });
-      for (EntryReport& e : r.entries) {
-        e.where = where;
-        report_.entries.push_back(std::move(e));
-      }
-      // Each bundle keeps the alignment it had: the largest power of two up to
-      // the section's alignment that divides its address.
-      std::uint64_t align = std::max<std::uint64_t>(fb.sh_addralign, 1);
-      while (align > 1 && (fb_addr_ + sp.offset) % align != 0) align /= 2;
-      b.new_offset = align_up(cursor, align);
-      b.new_size = r.size_after;
-      cursor = b.new_offset + b.new_size;
-      bundles_.push_back(std::move(b));
+      Item it{spans[i].offset, spans[i].size, 0, 0, {}};
+      // Every bundle is registered by a program: one left without device code is an error (prune_container's).
+      prune_item(it, selection_, fmt::format("section .hip_fatbin, bundle {} at 0x{:x}", i + 1, sec_off_ + it.offset));
+      items_.push_back(std::move(it));
     }
-    new_fb_size_ = cursor;
+    place_items();
   }
 
-  // The new address of `addr` if it is a bundle's start (or the section's end).
+  void prune_offload_binaries() {
+    Bytes section = data_.subspan(sec_off_, sec_size_);
+    std::vector<formats::OffloadBinary> binaries = formats::read_offload_binaries(section, file_, sec_off_);
+    // A binary may go whole: the program's registration then lists one image
+    // less. Leaving it without any is what --allow-empty is for.
+    Selection each = selection_;
+    each.allow_empty = true;
+    bool any_kept = false;
+    for (const formats::OffloadBinary& b : binaries) {
+      Item it{b.offset, b.size, 0, 0, {}};
+      for (const formats::OffloadEntry& e : b.entries) it.images.emplace_back(e.image_offset, e.image_size);
+      prune_item(it, each, fmt::format("section .llvm.offloading, offload binary at 0x{:x}", sec_off_ + b.offset));
+      any_kept = any_kept || it.new_size > 0;
+      items_.push_back(std::move(it));
+    }
+    if (!any_kept && !selection_.allow_empty && !binaries.empty())
+      fail(file_, "no device image of .llvm.offloading would stay (--allow-empty writes the file without any)");
+    place_items();
+  }
+
+  // The new address of `addr` if it is an item's start (or the section's end).
   std::optional<std::uint64_t> moved(std::uint64_t addr) const {
-    if (addr == fb_addr_ + fb_size_) return fb_addr_ + new_fb_size_;
-    for (const Bundle& b : bundles_)
-      if (fb_addr_ + b.offset == addr) return fb_addr_ + b.new_offset;
+    if (addr == sec_addr_ + sec_size_) return sec_addr_ + new_sec_size_;
+    if (const Item* it = item_at(addr)) return sec_addr_ + it->new_offset;
     return std::nullopt;
   }
-  bool in_fatbin(std::uint64_t addr) const { return addr >= fb_addr_ && addr <= fb_addr_ + fb_size_; }
+  const Item* item_at(std::uint64_t addr) const {
+    for (const Item& it : items_)
+      if (sec_addr_ + it.offset == addr) return &it;
+    return nullptr;
+  }
+  bool in_section(std::uint64_t addr) const { return addr >= sec_addr_ && addr <= sec_addr_ + sec_size_; }
+  // A pointer whose value moves with the pruning: the section's start does not
+  // move (and is the end of whatever precedes it: omp_offloading_entries'
+  // EntriesEnd), so only values after it count.
+  bool moves(std::uint64_t addr) const { return addr > sec_addr_ && addr <= sec_addr_ + sec_size_; }
 
   // The file offset of `size` bytes at address `addr`, when a loadable segment has them in the file.
   std::optional<std::uint64_t> file_offset(std::uint64_t addr, std::uint64_t size) const {
@@ -247,128 +316,216 @@ class LinkedPruner {
         return p.p_offset + (addr - p.p_vaddr);
     return std::nullopt;
   }
+  std::uint64_t offset_of(std::uint64_t addr, std::uint64_t size, const Where& why) const {
+    std::optional<std::uint64_t> off = file_offset(addr, size);
+    if (!off) fail_at(why, "0x{:x} bytes at address 0x{:x} are not in the file", size, addr);
+    return *off;
+  }
 
-  // --- what points into .hip_fatbin ------------------------------------------
+  // --- pointers -------------------------------------------------------------
+  //
+  // A pointer at address `addr` holds its value in the addend of the relative
+  // relocation that writes it, else in place (RELR, or no relocation at all).
+
+  std::uint64_t pointer(std::uint64_t addr, const Where& why) const {
+    if (auto it = rela_.find(addr); it != rela_.end())
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(r_.read<Rela>(it->second, "relocation").r_addend));
+    return r_.u64le(offset_of(addr, 8, why), "pointer");
+  }
+
+  void set_pointer(std::uint64_t addr, std::uint64_t value, const Where& why) {
+    const std::uint64_t old = pointer(addr, why);
+    if (old == value) return;
+    if (auto it = rela_.find(addr); it != rela_.end()) {
+      Rela rel = r_.read<Rela>(it->second, "relocation");
+      rel.r_addend = static_cast<std::int64_t>(value);
+      patches_.put(it->second, rel);
+      // Some linkers write the addend in place as well.
+      std::optional<std::uint64_t> off = file_offset(addr, 8);
+      if (!off || r_.u64le(*off, "pointer") != old) return;
+    }
+    patches_.put<E::U64>(offset_of(addr, 8, why), value);
+  }
 
   void find_pointers() {
     check_dynamic();
-    // The wrapper records, and which of their slots hold a bundle's address.
-    std::set<std::uint64_t> slots;
-    if (wrappers_) {
-      const Shdr& w = elf_.shdrs[*wrappers_];
-      if (w.sh_type == elf::SHT_NOBITS || w.sh_size % kHipWrapperSize != 0)
-        fail_at({file_, elf_.header_offset(*wrappers_)}, ".hipFatBinSegment (0x{:x} bytes) is not an array of "
-                "__hip_fatbin_wrapper records of 0x{:x} bytes", static_cast<std::uint64_t>(w.sh_size), kHipWrapperSize);
-      for (std::uint64_t at = 0; at < w.sh_size; at += kHipWrapperSize) {
-        std::uint32_t magic = load_le<std::uint32_t>(r_.slice(w.sh_offset + at, 4, "__hip_fatbin_wrapper").data());
-        if (magic != kHipWrapperMagic)
-          fail_at({file_, w.sh_offset + at}, "a .hipFatBinSegment record has magic 0x{:x}, not 0x{:x}", magic,
-                  kHipWrapperMagic);
-        slots.insert(w.sh_addr + at + kHipWrapperBinary);
-      }
-    }
-    std::set<std::uint64_t> relocated;  // slots a dynamic relocation or RELR writes
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const Shdr& s = elf_.shdrs[i];
       const std::uint32_t t = s.sh_type;
       const bool alloc = s.sh_flags & elf::SHF_ALLOC;
       if (t == elf::SHT_RELA && alloc) {
-        read_rela(i, slots, relocated);
+        read_rela(i);
       } else if (t == elf::SHT_RELR && alloc) {
-        read_relr(i, slots, relocated);
+        read_relr(i);
       } else if (t == elf::SHT_RELA || t == elf::SHT_REL || t == elf::SHT_RELR || t == elf::SHT_CREL ||
                  t == elf::SHT_ANDROID_REL || t == elf::SHT_ANDROID_RELA) {
         fail_at({file_, elf_.header_offset(i)}, "relocation section {} is not pruned ({})", elf_.names[i],
                 alloc ? "a packed or REL format" : "static relocations kept by --emit-relocs");
-      } else if (t == elf::SHT_SYMTAB || t == elf::SHT_DYNSYM) {
-        move_symbols(i);
       }
     }
-    // A slot no relocation writes holds its address in place (an executable's
-    // absolute value).
-    for (std::uint64_t slot : slots) {
-      if (relocated.contains(slot)) continue;
-      std::uint64_t off = slot_offset(slot);
-      move_in_place(off, slot);
+    // Every pointer into the section (after its start): where relocations are, they say which
+    // words are pointers; an executable without any holds absolute values,
+    // found in its writable sections' aligned words.
+    std::map<std::uint64_t, std::uint64_t> into;  // address -> value
+    const Where nowhere{file_, std::nullopt};
+    for (const auto& [addr, at] : rela_)
+      if (std::uint64_t v = pointer(addr, {file_, at}); moves(v)) into[addr] = v;
+    for (std::uint64_t addr : relr_)
+      if (std::uint64_t v = pointer(addr, nowhere); moves(v)) into[addr] = v;
+    if (rela_.empty() && relr_.empty()) scan_absolute(into);
+
+    std::set<std::uint64_t> claimed = kind_ == Kind::Hip ? move_wrappers(into) : move_image_records(into);
+    for (const auto& [addr, value] : into)
+      if (!claimed.contains(addr))
+        fail_at({file_, file_offset(addr, 8)}, "the pointer at 0x{:x} points into {} (0x{:x}) from outside the "
+                "records that register its {}: an unknown reference, not pruned", addr, name_, value,
+                kind_ == Kind::Hip ? "bundles" : "images");
+    for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
+      const std::uint32_t t = elf_.shdrs[i].sh_type;
+      if (t == elf::SHT_SYMTAB || t == elf::SHT_DYNSYM) move_symbols(i);
     }
   }
 
-  std::uint64_t slot_offset(std::uint64_t slot) const {
-    std::optional<std::uint64_t> off = file_offset(slot, 8);
-    if (!off) fail_at({file_, elf_.header_offset(*wrappers_)}, "the __hip_fatbin_wrapper slot at 0x{:x} is not in the file", slot);
-    return *off;
+  void scan_absolute(std::map<std::uint64_t, std::uint64_t>& into) const {
+    for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
+      const Shdr& s = elf_.shdrs[i];
+      if (s.sh_type == elf::SHT_NOBITS || !(s.sh_flags & elf::SHF_ALLOC) || !(s.sh_flags & elf::SHF_WRITE)) continue;
+      for (std::uint64_t a = align_up(s.sh_addr, 8); a + 8 <= s.sh_addr + s.sh_size; a += 8)
+        if (std::uint64_t v = r_.u64le(s.sh_offset + (a - s.sh_addr), "pointer"); moves(v)) into[a] = v;
+    }
   }
 
-  // The address stored at file offset `off` (slot address `addr`) moves with its bundle.
-  void move_in_place(std::uint64_t off, std::uint64_t addr) {
-    std::uint64_t value = load_le<std::uint64_t>(r_.slice(off, 8, "pointer").data());
-    if (!in_fatbin(value))
-      fail_at({file_, off}, "the pointer at 0x{:x} holds 0x{:x}, not an address in .hip_fatbin", addr, value);
-    std::optional<std::uint64_t> to = moved(value);
-    if (!to) fail_at({file_, off}, "the pointer at 0x{:x} points into the middle of a bundle (0x{:x})", addr, value);
-    if (*to != value) patches_.put<E::U64>(off, *to);
+  // HIP: each __hip_fatbin_wrapper's pointer moves with its bundle.
+  std::set<std::uint64_t> move_wrappers(const std::map<std::uint64_t, std::uint64_t>& into) {
+    std::set<std::uint64_t> claimed;
+    if (!wrappers_) return claimed;
+    const Shdr& w = elf_.shdrs[*wrappers_];
+    if (w.sh_type == elf::SHT_NOBITS || w.sh_size % kHipWrapperSize != 0)
+      fail_at({file_, elf_.header_offset(*wrappers_)}, ".hipFatBinSegment (0x{:x} bytes) is not an array of "
+              "__hip_fatbin_wrapper records of 0x{:x} bytes", static_cast<std::uint64_t>(w.sh_size), kHipWrapperSize);
+    for (std::uint64_t at = 0; at < w.sh_size; at += kHipWrapperSize) {
+      std::uint32_t magic = load_le<std::uint32_t>(r_.slice(w.sh_offset + at, 4, "__hip_fatbin_wrapper").data());
+      if (magic != kHipWrapperMagic)
+        fail_at({file_, w.sh_offset + at}, "a .hipFatBinSegment record has magic 0x{:x}, not 0x{:x}", magic,
+                kHipWrapperMagic);
+      const std::uint64_t slot = w.sh_addr + at + kHipWrapperBinary;
+      const Where why{file_, w.sh_offset + at + kHipWrapperBinary};
+      auto v = into.find(slot);
+      const std::uint64_t value = v != into.end() ? v->second : pointer(slot, why);
+      if (!in_section(value))
+        fail_at(why, "the __hip_fatbin_wrapper at 0x{:x} points to 0x{:x}, outside .hip_fatbin", slot, value);
+      std::optional<std::uint64_t> to = moved(value);
+      if (!to) fail_at(why, "the __hip_fatbin_wrapper at 0x{:x} points into the middle of a bundle (0x{:x})", slot, value);
+      set_pointer(slot, *to, why);
+      claimed.insert(slot);
+    }
+    return claimed;
   }
 
-  void read_rela(std::size_t index, const std::set<std::uint64_t>& slots, std::set<std::uint64_t>& relocated) {
+  // OpenMP: the __tgt_device_image records of the kept images move to the
+  // front of their array, and the descriptor's NumDeviceImages counts them.
+  std::set<std::uint64_t> move_image_records(const std::map<std::uint64_t, std::uint64_t>& into) {
+    struct Record {
+      std::uint64_t addr;
+      const Item* item;
+      std::uint64_t image;  // index in item->images
+    };
+    std::vector<Record> records;
+    for (const auto& [addr, value] : into) {
+      for (const Item& it : items_)
+        for (std::size_t k = 0; k < it.images.size(); ++k)
+          if (sec_addr_ + it.images[k].first == value && into.contains(addr + 8) &&
+              into.at(addr + 8) == value + it.images[k].second)
+            records.push_back({addr, &it, k});
+    }
+    std::set<std::uint64_t> claimed;
+    if (records.empty()) return claimed;
+    const std::uint64_t array = records.front().addr, count = records.size();
+    for (std::size_t i = 0; i < records.size(); ++i)
+      if (records[i].addr != array + i * kImageRecord)
+        fail_at({file_, file_offset(records[i].addr, 8)}, "the __tgt_device_image records are not one array "
+                "(0x{:x} after 0x{:x})", records[i].addr, array);
+    // The descriptor: a pointer to the array, after the int32 image count.
+    std::optional<std::uint64_t> descriptor;
+    auto consider = [&](std::uint64_t addr) {
+      std::optional<std::uint64_t> off = file_offset(addr - 8, 4);
+      if (!off || load_le<std::int32_t>(r_.slice(*off, 4, "NumDeviceImages").data()) != static_cast<std::int32_t>(count))
+        return;
+      if (descriptor && *descriptor != addr - 8)
+        fail_at({file_, off}, "two __tgt_bin_desc descriptors name the image array at 0x{:x}", array);
+      descriptor = addr - 8;
+    };
+    for (const auto& [addr, at] : rela_)
+      if (pointer(addr, {file_, at}) == array) consider(addr);
+    for (std::uint64_t addr : relr_)
+      if (pointer(addr, {file_, std::nullopt}) == array) consider(addr);
+    if (rela_.empty() && relr_.empty()) {
+      std::map<std::uint64_t, std::uint64_t> words;
+      for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
+        const Shdr& s = elf_.shdrs[i];
+        if (s.sh_type == elf::SHT_NOBITS || !(s.sh_flags & elf::SHF_ALLOC) || !(s.sh_flags & elf::SHF_WRITE)) continue;
+        for (std::uint64_t a = align_up(s.sh_addr, 8); a + 8 <= s.sh_addr + s.sh_size; a += 8)
+          if (r_.u64le(s.sh_offset + (a - s.sh_addr), "pointer") == array && a >= 8) consider(a);
+      }
+    }
+    if (!descriptor)
+      fail_at({file_, file_offset(array, 8)}, "no __tgt_bin_desc descriptor counts the {} __tgt_device_image records at "
+              "0x{:x}", count, array);
+    // The kept images' records, in their order, then the others pointing at nothing.
+    std::vector<const Record*> order;
+    for (const Record& r : records)
+      if (r.item->new_size) order.push_back(&r);
+    const std::uint64_t kept = order.size();
+    for (const Record& r : records)
+      if (!r.item->new_size) order.push_back(&r);
+    for (std::size_t p = 0; p < records.size(); ++p) {
+      const Record& from = *order[p];
+      const std::uint64_t at = array + p * kImageRecord;
+      const Where why{file_, file_offset(at, kImageRecord)};
+      std::uint64_t start = sec_addr_, end = sec_addr_;
+      if (p < kept) {
+        start = sec_addr_ + from.item->new_offset + (from.item->images[from.image].first - from.item->offset);
+        end = start + from.item->images[from.image].second;
+      }
+      const std::uint64_t entries_begin = pointer(from.addr + 16, why), entries_end = pointer(from.addr + 24, why);
+      fields_.push_back({at, start});
+      fields_.push_back({at + 8, end});
+      fields_.push_back({at + 16, entries_begin});
+      fields_.push_back({at + 24, entries_end});
+      claimed.insert(records[p].addr);
+      claimed.insert(records[p].addr + 8);
+    }
+    for (const auto& [addr, value] : fields_) set_pointer(addr, value, {file_, file_offset(addr, 8)});
+    patches_.put<E::I32>(offset_of(*descriptor, 4, {file_, std::nullopt}), static_cast<std::int32_t>(kept));
+    return claimed;
+  }
+
+  void read_rela(std::size_t index) {
     const Shdr& s = elf_.shdrs[index];
     if (s.sh_entsize != sizeof(Rela) || s.sh_size % sizeof(Rela) != 0)
       fail_at({file_, elf_.header_offset(index)}, "{} has entries of 0x{:x} bytes, expected 0x{:x}", elf_.names[index],
               static_cast<std::uint64_t>(s.sh_entsize), sizeof(Rela));
     for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += sizeof(Rela)) {
       Rela rel = r_.read<Rela>(at, "relocation");
-      const std::uint64_t info = rel.r_info, where = rel.r_offset;
-      const std::uint32_t type = static_cast<std::uint32_t>(info & 0xffffffffu), sym = static_cast<std::uint32_t>(info >> 32);
-      if (slots.contains(where)) {
-        if (type != machine_.relative || sym != 0)
-          fail_at({file_, at}, "the __hip_fatbin_wrapper slot at 0x{:x} is written by a relocation of type {}, "
-                  "not a relative one", where, type);
-        relocated.insert(where);
-      }
-      if (type != machine_.relative || sym != 0) continue;
-      const std::uint64_t value = static_cast<std::uint64_t>(static_cast<std::int64_t>(rel.r_addend));
-      if (!in_fatbin(value)) continue;
-      if (!slots.contains(where))
-        fail_at({file_, at}, "a relative relocation at 0x{:x} points into .hip_fatbin (0x{:x}) from outside the "
-                "__hip_fatbin_wrapper records: an unknown reference, not pruned", where, value);
-      std::optional<std::uint64_t> to = moved(value);
-      if (!to) fail_at({file_, at}, "the relocation at 0x{:x} points into the middle of a bundle (0x{:x})", where, value);
-      if (*to != value) {
-        rel.r_addend = static_cast<std::int64_t>(*to);
-        patches_.put(at, rel);
-      }
-      // Some linkers write the addend in place as well.
-      std::uint64_t off = slot_offset(where);
-      if (load_le<std::uint64_t>(r_.slice(off, 8, "pointer").data()) == value && *to != value)
-        patches_.put<E::U64>(off, *to);
+      const std::uint64_t info = rel.r_info;
+      if ((info & 0xffffffffu) == machine_.relative && (info >> 32) == 0) rela_[rel.r_offset] = at;
     }
   }
 
-  void read_relr(std::size_t index, const std::set<std::uint64_t>& slots, std::set<std::uint64_t>& relocated) {
+  void read_relr(std::size_t index) {
     const Shdr& s = elf_.shdrs[index];
     if (s.sh_size % 8 != 0)
       fail_at({file_, elf_.header_offset(index)}, "{} is 0x{:x} bytes, not a whole number of entries", elf_.names[index],
               static_cast<std::uint64_t>(s.sh_size));
     std::uint64_t base = 0;
-    auto relocate = [&](std::uint64_t addr, std::uint64_t at) {
-      std::optional<std::uint64_t> off = file_offset(addr, 8);
-      if (!off) fail_at({file_, at}, "a RELR relocation writes 0x{:x}, which is not in the file", addr);
-      std::uint64_t value = load_le<std::uint64_t>(r_.slice(*off, 8, "pointer").data());
-      if (slots.contains(addr)) {
-        relocated.insert(addr);
-        move_in_place(*off, addr);
-      } else if (in_fatbin(value)) {
-        fail_at({file_, at}, "a RELR relocation at 0x{:x} points into .hip_fatbin (0x{:x}) from outside the "
-                "__hip_fatbin_wrapper records: an unknown reference, not pruned", addr, value);
-      }
-    };
     for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += 8) {
       std::uint64_t entry = r_.u64le(at, "RELR entry");
       if ((entry & 1) == 0) {
-        relocate(entry, at);
+        relr_.insert(entry);
         base = entry + 8;
       } else {
         for (unsigned bit = 1; bit < 64; ++bit)
-          if ((entry >> bit) & 1) relocate(base + (bit - 1) * 8, at);
+          if ((entry >> bit) & 1) relr_.insert(base + (bit - 1) * 8);
         base += 63 * 8;
       }
     }
@@ -382,20 +539,20 @@ class LinkedPruner {
     for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += sizeof(Sym)) {
       Sym sym = r_.read<Sym>(at, "symbol");
       const std::uint64_t value = sym.st_value;
-      if (sym.st_shndx != *fatbin_ && !(sym.st_shndx == elf::SHN_ABS && in_fatbin(value))) continue;
+      if (sym.st_shndx != *section_ && !(sym.st_shndx == elf::SHN_ABS && in_section(value))) continue;
       if (elf::st_type(sym.st_info) == elf::STT_SECTION) continue;  // the section's start does not move
       std::optional<std::uint64_t> to = moved(value);
       if (!to)
-        fail_at({file_, at}, "symbol {} of {} points into the middle of a bundle of .hip_fatbin (0x{:x})",
-                (at - s.sh_offset) / sizeof(Sym), elf_.names[index], value);
+        fail_at({file_, at}, "symbol {} of {} points into the middle of an item of {} (0x{:x})",
+                (at - s.sh_offset) / sizeof(Sym), elf_.names[index], name_, value);
       Sym out = sym;
       out.st_value = *to;
-      if (sym.st_size != 0 && value != fb_addr_ + fb_size_) {
-        const Bundle& b = *std::ranges::find_if(bundles_, [&](const Bundle& x) { return fb_addr_ + x.offset == value; });
-        if (sym.st_size != b.size)
-          fail_at({file_, at}, "symbol {} of {} covers 0x{:x} bytes of a bundle of 0x{:x}",
-                  (at - s.sh_offset) / sizeof(Sym), elf_.names[index], static_cast<std::uint64_t>(sym.st_size), b.size);
-        out.st_size = b.new_size;
+      if (const Item* it = item_at(value); it && sym.st_size != 0) {
+        if (sym.st_size != it->size)
+          fail_at({file_, at}, "symbol {} of {} covers 0x{:x} bytes of an item of 0x{:x}",
+                  (at - s.sh_offset) / sizeof(Sym), elf_.names[index], static_cast<std::uint64_t>(sym.st_size),
+                  it->size);
+        out.st_size = it->new_size;
       }
       if (out.st_value != sym.st_value || out.st_size != sym.st_size) patches_.put(at, out);
     }
@@ -419,17 +576,17 @@ class LinkedPruner {
 
   void lay_out() {
     const Phdr seg = phdrs_[*segment_];
-    const std::uint64_t fb_end = fb_off_ + fb_size_;
-    new_fb_end_ = fb_off_ + new_fb_size_;
+    const std::uint64_t fb_end = sec_off_ + sec_size_;
+    new_sec_end_ = sec_off_ + new_sec_size_;
     // What must be kept after the section: the first section, segment or table
     // starting at or after its end.
     keep_from_ = data_.size();
     for (std::size_t i = 1; i < elf_.shdrs.size(); ++i) {
       const Shdr& s = elf_.shdrs[i];
-      if (i == *fatbin_) continue;
+      if (i == *section_) continue;
       if (s.sh_offset >= fb_end) {
         if (s.sh_type != elf::SHT_NOBITS) keep_from_ = std::min<std::uint64_t>(keep_from_, s.sh_offset);
-      } else if (s.sh_type != elf::SHT_NOBITS && s.sh_size > 0 && s.sh_offset + s.sh_size > fb_off_) {
+      } else if (s.sh_type != elf::SHT_NOBITS && s.sh_size > 0 && s.sh_offset + s.sh_size > sec_off_) {
         fail_at({file_, elf_.header_offset(i)}, "section {} overlaps .hip_fatbin", elf_.names[i]);
       }
     }
@@ -443,7 +600,7 @@ class LinkedPruner {
       if (p.p_offset >= fb_end) {
         keep_from_ = std::min<std::uint64_t>(keep_from_, p.p_offset);
         unit = std::max<std::uint64_t>(unit, p.p_align);
-      } else if (end > fb_off_ && !(p.p_offset <= fb_off_ && end <= fb_off_)) {
+      } else if (end > sec_off_ && !(p.p_offset <= sec_off_ && end <= sec_off_)) {
         fail_at({file_, elf_.ehdr.e_phoff + i * sizeof(Phdr)}, "program header {} overlaps .hip_fatbin", i);
       }
     }
@@ -453,7 +610,7 @@ class LinkedPruner {
 
     const std::uint64_t seg_end = seg.p_offset + seg.p_filesz;
     split_ = keep_from_ < seg_end;
-    std::uint64_t used_end = new_fb_end_;
+    std::uint64_t used_end = new_sec_end_;
     if (split_) {
       // The kernel of old finds the program headers at the first segment's
       // (vaddr - offset) plus e_phoff: only safe where the split segment has that same difference.
@@ -461,30 +618,30 @@ class LinkedPruner {
       for (const Phdr& p : phdrs_)
         if (p.p_type == elf::PT_LOAD && !first) first = &p;
       if (first->p_vaddr - first->p_offset != seg.p_vaddr - seg.p_offset) {
-        report_.notes.push_back("the file was not shrunk: splitting the segment of .hip_fatbin would put the program "
+        report_.notes.push_back("the file was not shrunk: splitting the segment of its device code would put the program "
                                 "headers where old kernels do not look for them");
         shift_ = 0;
         split_ = false;
         return;
       }
-      phdr_at_ = align_up(new_fb_end_, 8);
+      phdr_at_ = align_up(new_sec_end_, 8);
       used_end = phdr_at_ + (phdrs_.size() + 1) * sizeof(Phdr);
     }
     shift_ = keep_from_ > used_end ? align_down(keep_from_ - used_end, unit) : 0;
     if (shift_ == 0) {
       split_ = false;
-      report_.notes.push_back(fmt::format("the file was not shrunk: the bundles freed less than a whole page of 0x{:x} "
-                                          "bytes; the rest of .hip_fatbin is zeros", unit));
+      report_.notes.push_back(fmt::format("the file was not shrunk: the items freed less than a whole page of 0x{:x} "
+                                          "bytes; the rest of {} is zeros", unit, name_));
     }
   }
 
   std::uint64_t new_offset(std::uint64_t off) const {
     if (off >= keep_from_) return off - shift_;
-    if (off >= fb_off_ + fb_size_ && shift_ > 0) return std::max(used_end(), off - shift_);
+    if (off >= sec_off_ + sec_size_ && shift_ > 0) return std::max(used_end(), off - shift_);
     return off;
   }
   std::uint64_t used_end() const {
-    return split_ ? phdr_at_ + (phdrs_.size() + 1) * sizeof(Phdr) : new_fb_end_;
+    return split_ ? phdr_at_ + (phdrs_.size() + 1) * sizeof(Phdr) : new_sec_end_;
   }
 
   std::vector<Phdr> new_phdrs() const {
@@ -541,25 +698,25 @@ class LinkedPruner {
       eh.e_shoff = new_offset(elf_.ehdr.e_shoff);
       std::vector<Shdr> shdrs = elf_.shdrs;
       for (std::size_t i = 1; i < shdrs.size(); ++i) shdrs[i].sh_offset = new_offset(shdrs[i].sh_offset);
-      shdrs[*fatbin_].sh_offset = fb_off_;
-      shdrs[*fatbin_].sh_size = new_fb_size_;
+      shdrs[*section_].sh_offset = sec_off_;
+      shdrs[*section_].sh_size = new_sec_size_;
       std::vector<std::byte> table(shdrs.size() * sizeof(Shdr));
       std::memcpy(table.data(), shdrs.data(), table.size());
       patches_.put_bytes(elf_.ehdr.e_shoff, std::move(table));
     }
     patches_.put(0, eh);
-    const std::uint64_t dropped_to = shift_ > 0 ? keep_from_ : fb_off_ + fb_size_;
-    if (patches_.any_in(fb_off_, dropped_to)) throw std::logic_error("a patch in the bytes that are not copied");
+    const std::uint64_t dropped_to = shift_ > 0 ? keep_from_ : sec_off_ + sec_size_;
+    if (patches_.any_in(sec_off_, dropped_to)) throw std::logic_error("a patch in the bytes that are not copied");
 
     std::uint64_t written = 0;
     auto out = [&](Bytes b) {
       written += b.size();
       sink(b);
     };
-    patches_.emit(data_, 0, fb_off_, out);
-    for (const Bundle& b : bundles_) {
-      emit_zeros(fb_off_ + b.new_offset - written, out);
-      for (Bytes piece : b.pieces) out(piece);
+    patches_.emit(data_, 0, sec_off_, out);
+    for (const Item& it : items_) {
+      emit_zeros(sec_off_ + it.new_offset - written, out);
+      for (Bytes piece : it.pieces) out(piece);
     }
     if (split_) {
       emit_zeros(phdr_at_ - written, out);
@@ -569,8 +726,8 @@ class LinkedPruner {
       emit_zeros(keep_from_ - shift_ - written, out);
       patches_.emit(data_, keep_from_, data_.size(), out);
     } else {
-      emit_zeros(fb_off_ + fb_size_ - written, out);
-      patches_.emit(data_, fb_off_ + fb_size_, data_.size(), out);
+      emit_zeros(sec_off_ + sec_size_ - written, out);
+      patches_.emit(data_, sec_off_ + sec_size_, data_.size(), out);
     }
     report_.size_after = written;
   }
@@ -583,9 +740,14 @@ class LinkedPruner {
   object::ElfFile<E> elf_;
   Machine machine_{};
   std::vector<Phdr> phdrs_;
-  std::optional<std::size_t> fatbin_, wrappers_, segment_;
-  std::uint64_t fb_off_ = 0, fb_size_ = 0, fb_addr_ = 0, new_fb_size_ = 0, new_fb_end_ = 0;
-  std::vector<Bundle> bundles_;
+  std::optional<std::size_t> section_, wrappers_, segment_;
+  std::string name_;  // of the section: ".hip_fatbin", ".llvm.offloading"
+  Kind kind_ = Kind::Hip;
+  std::map<std::uint64_t, std::uint64_t> rela_;  // address -> file offset of the relative relocation writing it
+  std::set<std::uint64_t> relr_;                 // addresses RELR relocates
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> fields_;  // image record fields and their new values
+  std::uint64_t sec_off_ = 0, sec_size_ = 0, sec_addr_ = 0, new_sec_size_ = 0, new_sec_end_ = 0;
+  std::vector<Item> items_;
   std::deque<std::vector<std::byte>> owned_;
   Patches patches_;
   std::uint64_t keep_from_ = 0, shift_ = 0, phdr_at_ = 0;

@@ -128,10 +128,11 @@ cli::AppletBody define_prune(CLI::App& app) {
   auto o = std::make_shared<PruneOptions>();
   app.description(
       "Rewrite a binary or text offload bundle, a compressed bundle (CCOB), concatenated offload binaries, or a "
-      "linked HIP shared library or executable with only the device entries of the GPUs kept, laid out as the "
-      "bundler or packager writes those entries. In a linked file the bundles of .hip_fatbin are packed, the "
-      "pointers that register them move with them, and the file shrinks by whole pages; no address of code or "
-      "data changes, and what cannot be moved safely is refused. A target "
+      "linked shared library or executable (HIP's .hip_fatbin, OpenMP's .llvm.offloading) with only the device "
+      "entries of the GPUs kept, laid out as the bundler or packager writes those entries. In a linked file the "
+      "bundles or offload binaries are packed, the pointers that register them move with them (an OpenMP program "
+      "registers one image less for each binary dropped), and the file shrinks by whole pages; no address of code "
+      "or data changes, and what cannot be moved safely is refused. A target "
       "is a target ID (gfx90a, gfx90a:xnack+) or a bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with "
       "compat's rules: a feature the target leaves out matches any setting, and a full target ID "
       "(gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host entries always stay. A compressed bundle is "

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""`offloadtool prune` of linked HIP shared libraries and executables, built by
-the real clang 19 driver and linked by ld.lld 19 and GNU ld: PIE and not, with
-RELA and RELR (-z pack-relative-relocs) relocations, plain and
---offload-compress bundles.
+"""`offloadtool prune` of linked HIP shared libraries and executables, and of
+OpenMP offloading executables, built by the real clang 19 driver and linked by
+ld.lld 19 and GNU ld: PIE and not, with RELA and RELR (-z pack-relative-relocs)
+relocations, plain and --offload-compress bundles.
 
 Each program's host code throws and catches a C++ exception (the unwind tables
 move in the file) and registers its fat binaries through a stand-in HIP runtime
@@ -15,6 +15,10 @@ After pruning:
     size and contents; the file is smaller by whole pages;
   * readelf, llvm-readelf and eu-elflint report nothing the input did not;
   * `offloadtool list` names only the kept targets.
+The OpenMP program holds an x86_64 image (libomptarget's host plugin runs it on
+the CPU) and a gfx90a one: dropping gfx90a, it still offloads with
+OMP_TARGET_OFFLOAD=MANDATORY and catches its exception; keeping only gfx90a, it
+cannot offload (mandatory offloading fails) and runs on the host otherwise.
 Refused, with nothing written: a relative relocation or a symbol pointing into
 the middle of a bundle, text relocations.
 No ROCm is installed: -nogpulib -nogpuinc, as in hip_driver_test.py.
@@ -134,8 +138,8 @@ def section(secs, name):
 
 def compare_layout(orig, pruned):
     """Problems with `pruned` against `orig`: allocated sections keep address,
-    flags, size and bytes (.hip_fatbin: address only; relocation, symbol and
-    wrapper sections: size only, their values move)."""
+    flags, size and bytes (the device code section: address only; relocation,
+    symbol, wrapper and image record sections: size only, their values move)."""
     _, a = elf(orig)
     _, b = elf(pruned)
     problems = []
@@ -146,13 +150,14 @@ def compare_layout(orig, pruned):
             continue
         if (x['addr'], x['flags'], x['type']) != (y['addr'], y['flags'], y['type']):
             problems.append('%s moved or changed flags' % x['name'])
-        if x['name'] == '.hip_fatbin':
+        if x['name'] in ('.hip_fatbin', '.llvm.offloading'):
             if not y['size'] < x['size']:
-                problems.append('.hip_fatbin did not shrink')
+                problems.append('%s did not shrink' % x['name'])
             continue
         if x['size'] != y['size']:
             problems.append('%s changed size' % x['name'])
-        elif x['name'] not in ('.rela.dyn', '.dynsym', '.hipFatBinSegment', '.data') and x['data'] != y['data']:
+        elif x['name'] not in ('.rela.dyn', '.dynsym', '.hipFatBinSegment', '.data', '.data.rel.ro') \
+                and x['data'] != y['data']:
             problems.append('%s changed bytes' % x['name'])
     return problems
 
@@ -252,6 +257,81 @@ def cases(root):
     return out
 
 
+# --- OpenMP ----------------------------------------------------------------------
+
+# The gfx90a image links without the device runtime (not installed): the two
+# entry points its kernel calls are stubbed on the device side.
+OMP_PROGRAM = r'''#include <cstdio>
+#include <stdexcept>
+#pragma omp begin declare target device_type(nohost)
+extern "C" int __kmpc_target_init(void *a, void *b) { return -1; }
+extern "C" void __kmpc_target_deinit(void) {}
+#pragma omp end declare target
+static int thrower(int v) { if (v > 1) throw std::runtime_error("boom"); return v; }
+int main() {
+  try { thrower(5); } catch (const std::exception &e) { std::printf("caught %s\n", e.what()); }
+  int x = 0;
+#pragma omp target map(tofrom: x)
+  x = 42;
+  std::printf("x = %d\n", x);
+  return 0;
+}
+'''
+OMP = ['-fopenmp', '-fopenmp-targets=x86_64-pc-linux-gnu,amdgcn-amd-amdhsa',
+       '-Xopenmp-target=amdgcn-amd-amdhsa', '-march=gfx90a', '-nogpulib']
+
+
+def omp_run(folder, prog, mandatory):
+    env = {'LD_LIBRARY_PATH': os.path.join(os.path.dirname(LLVM_BIN), 'lib'), 'LIBOMPTARGET_INFO': '1'}
+    if mandatory:
+        env['OMP_TARGET_OFFLOAD'] = 'MANDATORY'
+    r = run(['./' + prog], cwd=folder, env=env, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def omp_case(root, name, flags):
+    def fn():
+        folder = os.path.join(root, name.replace(', ', '-'))
+        os.makedirs(folder)
+        write(os.path.join(folder, 'omp.cpp'), OMP_PROGRAM.encode())
+        sh([CLANGXX] + OMP + flags + ['omp.cpp', '-o', 'prog'], folder)
+        problems = []
+        rc, out = omp_run(folder, 'prog', True)
+        if rc != 0 or 'Entering OpenMP kernel' not in out or 'x = 42' not in out or 'caught boom' not in out:
+            return 'the program as linked does not offload: %s' % out
+        for args, offloads, kept in ((['--drop', 'gfx90a'], True, 'openmp-x86_64-pc-linux-gnu-'),
+                                     (['--keep', 'gfx90a'], False, 'openmp-amdgcn-amd-amdhsa-gfx90a')):
+            out_name = 'pruned' + args[1]
+            r = run([OT, 'prune'] + args + ['prog', '-o', out_name], cwd=folder, text=True)
+            if r.returncode != 0:
+                problems.append('prune %s: %s' % (' '.join(args), r.stderr))
+                continue
+            rc, out = omp_run(folder, out_name, True)
+            ran = rc == 0 and 'Entering OpenMP kernel' in out and 'x = 42' in out and 'caught boom' in out
+            if ran != offloads:
+                problems.append('%s: offloading with OMP_TARGET_OFFLOAD=MANDATORY %s:\n%s'
+                                % (' '.join(args), 'failed' if offloads else 'still worked', out))
+            rc, out = omp_run(folder, out_name, False)
+            if rc != 0 or 'x = 42' not in out or 'caught boom' not in out:
+                problems.append('%s: the program does not run: %s' % (' '.join(args), out))
+            problems += ['%s: %s' % (' '.join(args), p) for p in compare_layout(os.path.join(folder, 'prog'),
+                                                                                 os.path.join(folder, out_name))]
+            if reader_noise('prog', folder) != reader_noise(out_name, folder):
+                problems.append('%s: readers differ: %s' % (' '.join(args), reader_noise(out_name, folder)))
+            listing = run([OT, 'list', '--json', out_name], cwd=folder, text=True).stdout
+            if re.findall(r'"id": "([^"]+)"', listing) != [kept]:
+                problems.append('%s: offloadtool list: %s' % (' '.join(args), listing))
+        return '\n'.join(problems) or None
+    return name, fn
+
+
+def omp_cases(root):
+    return [omp_case(root, 'openmp, %s, %s' % (linker, variant), LINKERS[linker] + flags)
+            for linker, variant, flags in (('lld', 'pie', ['-fPIE', '-pie']), ('bfd', 'pie', ['-fPIE', '-pie']),
+                                           ('bfd', 'nopie', ['-fno-pie', '-no-pie']),
+                                           ('lld', 'relr', ['-fPIE', '-pie', '-Wl,-z,pack-relative-relocs']))]
+
+
 # --- refused inputs -----------------------------------------------------------
 
 def refused(root):
@@ -281,7 +361,7 @@ def refused(root):
               'exit %d, stderr %r' % (r.returncode, r.stderr))
 
     variant('wrapper pointer into a bundle', slot[0] + 16, fb['addr'] + 8, r'points into the middle of a bundle')
-    variant('unknown relative relocation into .hip_fatbin', other[0] + 16, fb['addr'],
+    variant('unknown relative relocation into .hip_fatbin', other[0] + 16, fb['addr'] + 16,
             r'unknown reference, not pruned')
     # DT_TEXTREL: an entry of .dynamic turned into one.
     dyn = section(secs, '.dynamic')
@@ -291,7 +371,7 @@ def refused(root):
 
 def main():
     def body(root):
-        harness.run_cases(cases(root), jobs=2)
+        harness.run_cases(cases(root) + omp_cases(root), jobs=2)
         refused(root)
     return harness.run_suite('prune-linked', body, needs=[CLANG, CLANGXX, 'readelf', 'eu-elflint', 'ld.bfd',
                                                           os.path.join(LLVM_BIN, 'ld.lld')])
