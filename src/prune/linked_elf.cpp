@@ -576,7 +576,7 @@ class LinkedPruner {
 
   void lay_out() {
     const Phdr seg = phdrs_[*segment_];
-    const std::uint64_t fb_end = sec_off_ + sec_size_;
+    const std::uint64_t sec_end = sec_off_ + sec_size_;
     new_sec_end_ = sec_off_ + new_sec_size_;
     // What must be kept after the section: the first section, segment or table
     // starting at or after its end.
@@ -584,24 +584,26 @@ class LinkedPruner {
     for (std::size_t i = 1; i < elf_.shdrs.size(); ++i) {
       const Shdr& s = elf_.shdrs[i];
       if (i == *section_) continue;
-      if (s.sh_offset >= fb_end) {
+      if (s.sh_offset >= sec_end) {
         if (s.sh_type != elf::SHT_NOBITS) keep_from_ = std::min<std::uint64_t>(keep_from_, s.sh_offset);
       } else if (s.sh_type != elf::SHT_NOBITS && s.sh_size > 0 && s.sh_offset + s.sh_size > sec_off_) {
-        fail_at({file_, elf_.header_offset(i)}, "section {} overlaps .hip_fatbin", elf_.names[i]);
+        fail_at({file_, elf_.header_offset(i)}, "section {} overlaps {}", elf_.names[i], name_);
       }
     }
-    if (elf_.ehdr.e_shoff >= fb_end) keep_from_ = std::min<std::uint64_t>(keep_from_, elf_.ehdr.e_shoff);
+    if (elf_.ehdr.e_shoff >= sec_end) keep_from_ = std::min<std::uint64_t>(keep_from_, elf_.ehdr.e_shoff);
     std::uint64_t unit = 4096;  // the moves keep every alignment: pages, segments, sections
     for (std::size_t i = 0; i < phdrs_.size(); ++i) {
       const Phdr& p = phdrs_[i];
       if (p.p_type == elf::PT_LOAD) unit = std::max<std::uint64_t>(unit, p.p_align);
-      if (i == *segment_ || p.p_filesz == 0) continue;
+      if (i == *segment_) continue;
+      // A segment after the section moves down with what follows it (one
+      // without file bytes too: its offset stays congruent to its address).
       const std::uint64_t end = p.p_offset + p.p_filesz;
-      if (p.p_offset >= fb_end) {
+      if (p.p_offset >= sec_end) {
         keep_from_ = std::min<std::uint64_t>(keep_from_, p.p_offset);
         unit = std::max<std::uint64_t>(unit, p.p_align);
-      } else if (end > sec_off_ && !(p.p_offset <= sec_off_ && end <= sec_off_)) {
-        fail_at({file_, elf_.ehdr.e_phoff + i * sizeof(Phdr)}, "program header {} overlaps .hip_fatbin", i);
+      } else if (end > sec_off_) {
+        fail_at({file_, elf_.ehdr.e_phoff + i * sizeof(Phdr)}, "program header {} overlaps {}", i, name_);
       }
     }
     for (std::size_t i = 1; i < elf_.shdrs.size(); ++i)
