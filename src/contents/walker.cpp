@@ -47,11 +47,13 @@ std::optional<std::string> cuda_processor(Bytes d) {
   return fmt::format("sm_{}", sm);
 }
 
-std::string canonical_target(const std::string& bundle_id, const std::string& id) {
+// The canonical target of a bundle ID, nullopt when it does not parse (the
+// entry's target is then its ID as stored).
+std::optional<std::string> canonical_target(const std::string& bundle_id) {
   try {
     return compat::parse_spec(bundle_id).canonical();
   } catch (const Error&) {
-    return id;
+    return std::nullopt;
   }
 }
 
@@ -236,7 +238,7 @@ class Walker {
       return true;
     }
     for (std::size_t i = 0; i < spans.size(); ++i) {
-      const formats::BundleSpan& sp = spans[i];
+      formats::BundleSpan& sp = spans[i];
       Bytes bytes = data.subspan(sp.offset, sp.size);
       std::uint64_t pos = at + sp.offset;
       std::string text = spans.size() == 1
@@ -263,12 +265,12 @@ class Walker {
   // `read`: its entries, when the caller has read its header already.
   bool binary(Bytes data, std::uint64_t at, const std::string& errname, std::vector<Link> chain, bool compressed,
               std::optional<std::uint64_t> base, Backing backing, Ccob cc,
-              const std::vector<formats::BundleEntry>* read = nullptr) {
+              std::vector<formats::BundleEntry>* read = nullptr) {
     Container c{file_, std::move(chain), {}, {}};
     std::vector<formats::BundleEntry> entries;
     try {
       if (read)
-        entries = *read;
+        entries = std::move(*read);
       else
         entries = rebase_errors(at, [&] { return formats::read_binary_bundle(backing.shifted(at).source(data), errname); });
     } catch (const Error& e) {
@@ -284,7 +286,7 @@ class Walker {
     check_no_overlap(entries, at, errname);
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i)
-      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
+      emit(c, i, std::move(entries[i].id), data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
            base, backing, cc);
     return true;
   }
@@ -312,10 +314,9 @@ class Walker {
   // canonical_target, once per ID a walk meets: a ROCm library repeats its
   // few IDs in every bundle.
   const std::string& canonical(const std::string& bundle_id, const std::string& id) {
-    auto key = std::pair(bundle_id, id);
-    auto it = canonical_.find(key);
-    if (it == canonical_.end()) it = canonical_.emplace(std::move(key), canonical_target(bundle_id, id)).first;
-    return it->second;
+    auto it = canonical_.find(std::string_view(bundle_id));  // no copy of the key to look it up
+    if (it == canonical_.end()) it = canonical_.emplace(bundle_id, canonical_target(bundle_id)).first;
+    return it->second ? *it->second : id;
   }
 
   // `ob`: the OffloadBinary entry it is, if it is one.
@@ -392,7 +393,7 @@ class Walker {
     Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", *comment)), {}, {}};
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i)
-      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
+      emit(c, i, std::move(entries[i].id), data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
            base, {}, cc);
     return true;
   }
@@ -437,7 +438,7 @@ class Walker {
 
   std::string file_;
   Visitor& v_;
-  std::map<std::pair<std::string, std::string>, std::string> canonical_;
+  std::map<std::string, std::optional<std::string>, std::less<>> canonical_;
   const Limits& limits_;
   std::uint64_t expanded_ = 0;
 };

@@ -30,7 +30,7 @@ std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::st
     fail_at({file, kBundleMagic.size()}, "bundle entry count {} does not fit in the file (0x{:x} bytes)", count, size);
   std::vector<BundleEntry> entries;
   entries.reserve(count);
-  std::set<std::string, std::less<>> seen;
+  std::set<std::string_view> seen;  // views of the IDs in `entries`, which the reserve keeps in place
   for (std::uint64_t i = 0; i < count; ++i) {
     std::uint64_t entry_at = pos;
     BundleEntry e;
@@ -43,8 +43,9 @@ std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::st
     if (range_exceeds(e.offset, e.size, size))
       fail_at({file, entry_at}, "bundle entry {} ('{}') payload at 0x{:x} of 0x{:x} bytes extends past the end of the file (0x{:x} bytes)",
               i, e.id, e.offset, e.size, size);
-    if (!seen.insert(e.id).second) fail_at({file, entry_at}, "duplicate bundle entry id '{}'", e.id);
     entries.push_back(std::move(e));
+    if (!seen.insert(entries.back().id).second)
+      fail_at({file, entry_at}, "duplicate bundle entry id '{}'", entries.back().id);
   }
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].offset < pos && entries[i].size > 0)
