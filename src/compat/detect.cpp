@@ -1,8 +1,8 @@
 #include "compat/detect.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>

@@ -80,6 +80,8 @@ std::optional<Machine> machine_of(std::uint16_t m) {
 // Byte edits on top of the input, applied as its ranges are emitted.
 class Patches {
  public:
+  explicit Patches(const std::string& file) : file_(file) {}
+
   template <typename T>
   void put(std::uint64_t off, const T& value) {
     static_assert(std::is_trivially_copyable_v<T>);
@@ -88,11 +90,12 @@ class Patches {
     put_bytes(off, std::move(b));
   }
   void put_bytes(std::uint64_t off, std::vector<std::byte> b) {
-    // Each structure is patched whole, once; an overlap would be a bug here.
+    // Each structure is patched whole, once: two that overlap are structures
+    // of the file sharing bytes (a symbol table over a relocation section).
     auto next = edits_.lower_bound(off);
-    if ((next != edits_.end() && next->first < off + b.size() && next->first != off) ||
+    if ((next != edits_.end() && next->first < off + b.size() && !(next->first == off && next->second.size() == b.size())) ||
         (next != edits_.begin() && std::prev(next)->first + std::prev(next)->second.size() > off))
-      throw std::logic_error("overlapping patches");
+      fail_at({file_, off}, "two structures to rewrite share bytes: not pruned");
     edits_[off] = std::move(b);
   }
   bool any_in(std::uint64_t from, std::uint64_t to) const {
@@ -111,6 +114,7 @@ class Patches {
   }
 
  private:
+  std::string file_;
   std::map<std::uint64_t, std::vector<std::byte>> edits_;
 };
 
@@ -144,7 +148,7 @@ constexpr std::uint64_t kImageRecord = 32;
 class LinkedPruner {
  public:
   LinkedPruner(const InputFile& in, const Selection& selection, const std::string& file)
-      : in_(in), data_(in.bytes()), selection_(selection), file_(file), r_(data_, file) {}
+      : in_(in), data_(in.bytes()), selection_(selection), file_(file), r_(data_, file), patches_(file) {}
 
   Report run(const compress::Sink& sink) {
     read_headers();
@@ -708,7 +712,8 @@ class LinkedPruner {
     }
     patches_.put(0, eh);
     const std::uint64_t dropped_to = shift_ > 0 ? keep_from_ : sec_off_ + sec_size_;
-    if (patches_.any_in(sec_off_, dropped_to)) throw std::logic_error("a patch in the bytes that are not copied");
+    if (patches_.any_in(sec_off_, dropped_to))
+      fail_at({file_, sec_off_}, "a pointer or table to rewrite lies in {} itself: not pruned", name_);
 
     std::uint64_t written = 0;
     auto out = [&](Bytes b) {
