@@ -5,68 +5,11 @@
 #include <map>
 #include <optional>
 
+#include "object/layout.h"
 #include "object/object_file.h"
 
 namespace ot::object {
 namespace {
-
-// ---------------------------------------------------------------------------
-// Output plan: laid out first, written once. Pieces are spans of an input
-// (streamed with copy_from), small owned buffers (headers, tables) or zeros.
-
-class Layout {
- public:
-  std::uint64_t size() const { return size_; }
-
-  std::uint64_t copy(const InputFile& in, std::uint64_t off, std::uint64_t len) {
-    return add({&in, off, len, {}});
-  }
-  std::uint64_t bytes(std::vector<std::byte> b) {
-    const std::uint64_t n = b.size();
-    return add({nullptr, 0, n, std::move(b)});
-  }
-  // A buffer whose contents are known only after the layout: fill() later.
-  std::size_t reserve(std::uint64_t len) {
-    add({nullptr, 0, len, std::vector<std::byte>(len)});
-    return pieces_.size() - 1;
-  }
-  void fill(std::size_t piece, std::vector<std::byte> b) {
-    if (b.size() != pieces_[piece].len) throw std::logic_error("object layout: filled piece changed size");
-    pieces_[piece].data = std::move(b);
-  }
-  void pad_to(std::uint64_t align) { pad_to_remainder(align, 0); }
-  // Pads to the next offset that is `remainder` modulo `align` (a power of two).
-  void pad_to_remainder(std::uint64_t align, std::uint64_t remainder) {
-    const std::uint64_t gap = (remainder - size_) & (align - 1);
-    if (gap != 0) add({nullptr, 0, gap, std::vector<std::byte>(gap)});
-  }
-
-  void write(OutputFile& out) const {
-    const std::uint64_t start = out.written();
-    for (const Piece& p : pieces_) {
-      if (p.in != nullptr)
-        out.copy_from(*p.in, p.off, p.len);
-      else
-        out.write(Bytes(p.data));
-    }
-    if (out.written() - start != size_) throw std::logic_error("object layout: written size differs from layout");
-  }
-
- private:
-  struct Piece {
-    const InputFile* in;
-    std::uint64_t off, len;
-    std::vector<std::byte> data;
-  };
-  std::uint64_t add(Piece p) {
-    const std::uint64_t at = size_;
-    size_ += p.len;
-    if (p.len != 0) pieces_.push_back(std::move(p));
-    return at;
-  }
-  std::vector<Piece> pieces_;
-  std::uint64_t size_ = 0;
-};
 
 template <typename T>
 void append_struct(std::vector<std::byte>& v, const T& t) {
@@ -325,9 +268,11 @@ std::vector<std::byte> table_bytes(const std::vector<T>& v) {
   return b;
 }
 
+// Removes the sections `pred` names and gives those in `edit.replace` new
+// contents (edit may be null). `f` is the object at `base` bytes into `in`.
 template <typename E>
-void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bool(std::string_view)>& pred,
-                OutputFile& out) {
+Layout elf_remove(const InputFile& in, std::uint64_t base, const ElfFile<E>& f,
+                  const std::function<bool(std::string_view)>& pred, ElfEdit* edit) {
   using Ehdr = elf::ElfEhdr<E>;
   using Shdr = elf::ElfShdr<E>;
   using Sym = elf::ElfSym<E>;
@@ -339,11 +284,19 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
   std::vector<bool> removed(n, false);
   bool any = false;
   for (std::size_t i = 1; i < n; ++i) any |= removed[i] = pred(f.names[i]);
-  if (!any) {  // nothing to do: the object as it is
+  // Sections with new contents, by index.
+  std::vector<NewContents*> replaced(n, nullptr);
+  if (edit != nullptr)
+    for (auto& [i, c] : edit->replace) {
+      if (i == 0 || i >= n || removed[i] || !f.has_data(i))
+        throw std::logic_error("elf edit: section to replace is not a kept section with data");
+      replaced[i] = &c;
+    }
+  const bool any_replaced = edit != nullptr && !edit->replace.empty();
+  if (!any && !any_replaced) {  // nothing to do: the object as it is
     Layout l;
-    l.copy(in, 0, in.size());
-    l.write(out);
-    return;
+    l.copy(in, base, f.data.size());
+    return l;
   }
   // Relocations for a removed section go with it.
   for (std::size_t i = 1; i < n; ++i)
@@ -386,6 +339,9 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
     const std::uint32_t info = sh[i].sh_info;
     if (info_is_section(sh[i]) && info != 0 && info < n && removed[info])
       fail_at({file, f.header_offset(i)}, "cannot remove {}: {} refers to it", sec(info), sec(i));
+    // The contents of a replaced section move: nothing may relocate them.
+    if (info_is_section(sh[i]) && info != 0 && info < n && replaced[info] != nullptr)
+      fail_at({file, f.header_offset(i)}, "cannot rewrite {}: {} relocates its contents", sec(info), sec(i));
   }
 
   // New contents for the sections that change; everything else is copied.
@@ -429,7 +385,13 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
                   syms.size());
       }
     std::vector<std::uint64_t> symmap(syms.size(), kNone);
+    std::vector<std::uint64_t> sym_section(syms.size(), kNone);  // the old index of the section defining it
     std::vector<Sym> new_syms;
+    const std::string_view names = sh[t].sh_link < n ? as_chars(f.contents(sh[t].sh_link)) : std::string_view();
+    auto sym_name = [&](const Sym& s) -> std::string_view {
+      const auto e = string_end(names, s.st_name);
+      return e ? names.substr(s.st_name, *e - 1 - s.st_name) : std::string_view("?");
+    };
     std::vector<typename E::U32> new_xindex;
     const std::uint32_t old_locals = sh[t].sh_info;
     std::uint32_t new_locals = 0;
@@ -449,7 +411,20 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
         if (target >= n)
           fail_at({file, sh[t].sh_offset + j * sizeof(Sym)}, "symbol {} of {} refers to section index 0x{:x} (0x{:x} sections)",
                   j, sec(t), target, n);
-        if (removed[target]) continue;
+        if (removed[target]) {
+          if (edit != nullptr && edit->keep_defined_symbols && elf::st_type(s.st_info) != elf::STT_SECTION)
+            fail_at({file, sh[t].sh_offset + j * sizeof(Sym)}, "cannot remove {}: symbol {} ('{}') is defined in it",
+                    sec(target), j, sym_name(s));
+          continue;
+        }
+        sym_section[j] = target;
+        if (NewContents* c = replaced[target]; c != nullptr && elf::st_type(s.st_info) != elf::STT_SECTION) {
+          const auto to = c->move(s.st_value);
+          if (!to)
+            fail_at({file, sh[t].sh_offset + j * sizeof(Sym)}, "symbol {} ('{}') points into {} at 0x{:x}, not at {}",
+                    j, sym_name(s), sec(target), static_cast<std::uint64_t>(s.st_value), c->places);
+          s.st_value = static_cast<typename E::uint>(*to);
+        }
         const std::uint64_t ni = newidx[target];
         if (ni >= elf::SHN_LORESERVE) {
           s.st_shndx = elf::SHN_XINDEX;
@@ -472,9 +447,10 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
       auto b = table_bytes<E>(new_xindex);
       if (!std::ranges::equal(b, f.contents(*shndx_sec))) modified[*shndx_sec] = std::move(b);
     }
-    if (!dropped) continue;
+    if (!dropped && !any_replaced) continue;
 
-    // Symbol indices changed: rewrite everything that holds them.
+    // Symbol indices changed, or symbols and relocations point into sections
+    // whose contents move: rewrite everything that holds them.
     auto map_sym = [&](std::uint64_t j, std::size_t holder, std::uint64_t at) {
       if (j >= symmap.size())
         fail_at({file, at}, "{} refers to symbol index 0x{:x} of {} (0x{:x} symbols)", sec(holder), j, sec(t), symmap.size());
@@ -490,17 +466,42 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
         auto rewrite = [&]<typename R>(R*) {
           auto rels = read_table<E, R>(f, i);
           for (std::size_t k = 0; k < rels.size(); ++k) {
+            const std::uint64_t at = sh[i].sh_offset + k * sizeof(R);
             const typename E::uint info = rels[k].r_info;
             const std::uint32_t sym = elf::r_sym<E>(info, machine);
-            const auto ns = map_sym(sym, i, sh[i].sh_offset + k * sizeof(R));
+            const auto ns = map_sym(sym, i, at);
             rels[k].r_info = elf::with_r_sym<E>(info, static_cast<std::uint32_t>(ns), machine);
+            const std::uint64_t target = sym_section[sym];
+            NewContents* c = target == kNone ? nullptr : replaced[target];
+            if (c == nullptr) continue;
+            // It points at the symbol's value plus the addend: that place moves.
+            if constexpr (std::is_same_v<R, elf::ElfRel<E>>) {
+              fail_at({file, at}, "relocation {} of {} points into {}, whose contents move, with its addend in the "
+                      "relocated section (SHT_REL)", k, sec(i), sec(target));
+            } else {
+              const auto old_value = static_cast<typename E::uint>(syms[sym].st_value);
+              const auto place = static_cast<typename E::uint>(old_value + static_cast<typename E::uint>(
+                                                                   static_cast<std::int64_t>(rels[k].r_addend)));
+              const auto to = c->move(place);
+              if (!to)
+                fail_at({file, at}, "relocation {} of {} points into {} at 0x{:x}, not at {}", k, sec(i), sec(target),
+                        static_cast<std::uint64_t>(place), c->places);
+              const auto new_value = static_cast<typename E::uint>(new_syms[symmap[sym]].st_value);
+              rels[k].r_addend = static_cast<std::make_signed_t<typename E::uint>>(
+                  static_cast<typename E::uint>(*to) - new_value);
+            }
           }
-          modified[i] = table_bytes<E>(rels);
+          auto b = table_bytes<E>(rels);
+          if (!std::ranges::equal(b, f.contents(i))) modified[i] = std::move(b);
         };
         if (type == elf::SHT_REL)
           rewrite(static_cast<elf::ElfRel<E>*>(nullptr));
         else
           rewrite(static_cast<elf::ElfRela<E>*>(nullptr));
+      } else if (!dropped) {
+        // Indices unchanged: only relocations point at places.
+        if (is_relocation_type(type))
+          fail_at({file, f.header_offset(i)}, "cannot check the relocations in {} (type 0x{:x})", sec(i), type);
       } else if (type == elf::SHT_GROUP) {
         out_sh[i].sh_info = static_cast<std::uint32_t>(map_sym(sh[i].sh_info, i, f.header_offset(i)));
       } else if (type == elf::SHT_LLVM_ADDRSIG) {
@@ -593,9 +594,9 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
     if (sh[i].sh_offset < sizeof(Ehdr))
       fail_at({file, f.header_offset(i)}, "{} overlaps the ELF header", sec(i));
     if (sh[i].sh_offset >= fixed_end) continue;
-    if (modified[i] && (sh[i].sh_flags & elf::SHF_ALLOC) != 0)
+    if ((modified[i] || replaced[i]) && (sh[i].sh_flags & elf::SHF_ALLOC) != 0)
       fail_at({file, f.header_offset(i)}, "cannot rewrite {}: it is part of a loadable segment", sec(i));
-    if (!modified[i]) {
+    if (!modified[i] && !replaced[i]) {
       fixed[i] = true;
       fixed_end = std::max<std::uint64_t>(fixed_end, sh[i].sh_offset + sh[i].sh_size);
     }
@@ -603,7 +604,7 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
 
   Layout l;
   const std::size_t header = l.reserve(sizeof(Ehdr));
-  l.copy(in, sizeof(Ehdr), fixed_end - sizeof(Ehdr));
+  l.copy(in, base + sizeof(Ehdr), fixed_end - sizeof(Ehdr));
   for (std::size_t i : order) {
     if (fixed[i]) continue;
     // Each section goes to the next offset with the same remainder modulo its
@@ -618,11 +619,14 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
       out_sh[i].sh_offset = l.size();
       continue;
     }
-    if (modified[i]) {
+    if (replaced[i]) {
+      out_sh[i].sh_size = replaced[i]->bytes.size();
+      out_sh[i].sh_offset = l.append(std::move(replaced[i]->bytes));
+    } else if (modified[i]) {
       out_sh[i].sh_size = modified[i]->size();
       out_sh[i].sh_offset = l.bytes(std::move(*modified[i]));
     } else {
-      out_sh[i].sh_offset = l.copy(in, sh[i].sh_offset, sh[i].sh_size);
+      out_sh[i].sh_offset = l.copy(in, base + sh[i].sh_offset, sh[i].sh_size);
     }
   }
   l.pad_to(E::word_size);
@@ -643,7 +647,7 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
   eh.e_shoff = l.bytes(shdr_table_bytes(table));
   check_elf32_limit<E>(l.size(), file);
   l.fill(header, struct_bytes(eh));
-  l.write(out);
+  return l;
 }
 
 // ===========================================================================
@@ -1043,11 +1047,24 @@ void write_without_sections(const InputFile& obj, const std::function<bool(std::
   if (object_format(obj) == Format::Elf) {
     visit_elf_class(*elf_class_of(obj.bytes()), [&](auto e) {
       using E = decltype(e);
-      elf_remove(obj, ElfFile<E>::parse(obj.bytes(), obj.path()), remove, out);
+      elf_remove(obj, 0, ElfFile<E>::parse(obj.bytes(), obj.path()), remove, nullptr).write(out);
     });
     return;
   }
   coff_remove(obj, CoffFile::parse(obj.bytes(), obj.path()), remove, out);
+}
+
+}  // namespace ot::object
+
+namespace ot::object {
+
+Layout edit_elf_object(const InputFile& in, std::uint64_t base, Bytes obj, const std::string& file, ElfEdit edit) {
+  const auto cls = elf_class_of(obj);
+  if (!cls) fail_at({file, 0}, "not an ELF file");
+  return visit_elf_class(*cls, [&](auto e) {
+    using E = decltype(e);
+    return elf_remove(in, base, ElfFile<E>::parse(obj, file), edit.remove ? edit.remove : [](std::string_view) { return false; }, &edit);
+  });
 }
 
 }  // namespace ot::object

@@ -1,15 +1,162 @@
-// Pruning relocatable objects and ar archives: not yet (see kinds.h).
+// Pruning relocatable ELF objects (see kinds.h). Three containers live in them:
+//
+//   .hip_fatbin                 one or more bundles (binary or CCOB) one after another, each at the
+//                               section's alignment: each pruned, packed again at that alignment;
+//                               symbols and RELA addends at a bundle start move with it
+//   __CLANG_OFFLOAD_BUNDLE__<id>  one entry per section (what the bundler's -type=o writes): a
+//                               dropped entry's section is removed, the sections renumbered
+//   .llvm.offloading            concatenated OffloadBinaries (SHT_LLVM_OFFLOADING)
+//
+// object::edit_elf_object re-lays the object out (a relocatable file has no
+// addresses) and fixes section indices, symbols and relocations; what it
+// cannot fix it refuses. COFF objects are not pruned yet.
+#include <bit>
+#include <map>
+#include <set>
+
+#include "object/bundle_sections.h"
+#include "object/object_file.h"
+#include "formats/bundle_sequence.h"
 #include "prune/kinds.h"
+#include "prune/object_plan.h"
 #include "support/error.h"
 
 namespace ot::prune {
+namespace {
 
-Report prune_object(const InputFile&, const Selection&, const std::string& file, const compress::Sink&) {
-  fail_at({file, 0}, "relocatable objects are not pruned yet");
+constexpr std::string_view kBundleSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
+
+// Runs prune_container on `data` (the bytes at `at` in the object) with errors
+// naming `where` and offsets inside the object; its pieces go to `out`.
+Report prune_piece(const InputFile& in, Bytes data, std::uint64_t at, const Selection& selection,
+                   const std::string& where, object::Layout& out) {
+  return rebase_errors(at, [&] {
+    return prune_container(data, selection, where, [&](Bytes b) { out.bytes_of(in, b); });
+  });
 }
 
-Report prune_archive(const InputFile&, const Selection&, const std::string& file, const compress::Sink&) {
-  fail_at({file, 0}, "ar archives are not pruned yet");
+template <typename E>
+std::optional<ObjectPlan> plan_elf(const InputFile& in, std::uint64_t base, Bytes obj, const Selection& selection,
+                                   const std::string& file, const std::string& where_prefix) {
+  const auto f = object::ElfFile<E>::parse(obj, file);
+  ObjectPlan plan;
+  plan.report.container = "relocatable object (ELF)";
+  plan.report.size_before = obj.size();
+  object::ElfEdit edit;
+  edit.keep_defined_symbols = true;
+  std::set<std::string, std::less<>> remove;
+  Report sections{"bundle sections", {}, 0, 0};  // the __CLANG_OFFLOAD_BUNDLE__ entries
+  bool found = false;
+
+  for (std::size_t i = 1; i < f.shdrs.size(); ++i) {
+    const std::string& name = f.names[i];
+    const auto& sh = f.shdrs[i];
+    const std::uint64_t at = sh.sh_offset;
+    const std::string where = where_prefix + "section " + name;
+    const std::string label = fmt::format("{}: section {}", file, name);
+    if (name.starts_with(kBundleSectionPrefix)) {
+      found = true;
+      const std::string id = name.substr(kBundleSectionPrefix.size());
+      const bool kept = stays(selection, id, {file, f.header_offset(i)});
+      sections.entries.push_back({id, sh.sh_size, kept, where});
+      if (!kept) remove.insert(name);
+      continue;
+    }
+    if (!f.has_data(i)) continue;
+    const Bytes data = f.contents(i);
+    if (name == ".hip_fatbin") {
+      found = true;
+      const auto spans = rebase_errors(at, [&] { return formats::split_bundles(data, label); });
+      if (spans.empty() && !data.empty()) fail_at({label, at}, "the section does not start with an offload bundle");
+      const std::uint64_t a = sh.sh_addralign;
+      const std::uint64_t align = std::has_single_bit(a) && a <= 0x10000 ? a : 1;
+      object::NewContents c;
+      std::map<std::uint64_t, std::uint64_t> starts;  // old bundle start -> new
+      bool dropped = false;
+      for (std::size_t k = 0; k < spans.size(); ++k) {
+        const formats::BundleSpan& s = spans[k];
+        c.bytes.pad_to(align);
+        starts[s.offset] = c.bytes.size();
+        object::Layout pruned;
+        const Bytes bundle = data.subspan(s.offset, s.size);
+        Report r = prune_piece(in, bundle, at + s.offset, selection, label, pruned);
+        for (EntryReport& e : r.entries) {
+          e.where = spans.size() == 1 ? where : fmt::format("{}, bundle {} at 0x{:x}", where, k + 1, s.offset);
+          plan.report.entries.push_back(e);
+        }
+        if (r.dropped() == 0) {  // as it was (a CCOB is not compressed again)
+          c.bytes.bytes_of(in, bundle);
+          continue;
+        }
+        dropped = true;
+        c.bytes.append(std::move(pruned));
+      }
+      if (!dropped) continue;
+      starts[data.size()] = c.bytes.size();
+      c.move = [starts](std::uint64_t off) -> std::optional<std::uint64_t> {
+        auto it = starts.find(off);
+        if (it == starts.end()) return std::nullopt;
+        return it->second;
+      };
+      c.places = "the start of a bundle";
+      edit.replace.emplace(i, std::move(c));
+      continue;
+    }
+    if (name == ".llvm.offloading" || sh.sh_type == object::elf::SHT_LLVM_OFFLOADING) {
+      found = true;
+      object::NewContents c;
+      Report r = prune_piece(in, data, at, selection, label, c.bytes);
+      for (EntryReport& e : r.entries) {
+        e.where = where;
+        plan.report.entries.push_back(e);
+      }
+      if (r.dropped() == 0) continue;
+      const std::uint64_t old_end = data.size(), new_end = c.bytes.size();
+      c.move = [old_end, new_end](std::uint64_t off) -> std::optional<std::uint64_t> {
+        if (off == 0) return 0;
+        if (off == old_end) return new_end;
+        return std::nullopt;
+      };
+      c.places = "its start or end";
+      edit.replace.emplace(i, std::move(c));
+    }
+  }
+  if (!found) return std::nullopt;
+  check_not_empty(selection, sections, file);
+  plan.report.entries.insert(plan.report.entries.end(), sections.entries.begin(), sections.entries.end());
+  if (!remove.empty()) edit.remove = [remove](std::string_view n) { return remove.contains(n); };
+  plan.layout = object::edit_elf_object(in, base, obj, file, std::move(edit));
+  plan.report.size_after = plan.layout.size();
+  return plan;
+}
+
+}  // namespace
+
+std::optional<ObjectPlan> plan_object(const InputFile& in, std::uint64_t base, Bytes obj, const Selection& selection,
+                                      const std::string& file, const std::string& where_prefix) {
+  switch (object::identify_object(obj)) {
+    case object::ObjectKind::Elf:
+      return object::visit_elf_class(*object::elf_class_of(obj), [&](auto e) {
+        using E = decltype(e);
+        const auto type = ByteReader(obj, file).read<object::elf::ElfEhdr<E>>(0, "the ELF header").e_type;
+        if (type != object::elf::ET_REL) fail_at({file, 0}, "not a relocatable object (e_type 0x{:x})", type);
+        return plan_elf<E>(in, base, obj, selection, file, where_prefix);
+      });
+    case object::ObjectKind::Coff:
+      fail_at({file, 0}, "COFF objects are not pruned yet");
+    default:
+      fail_at({file, 0}, "not an ELF relocatable object");
+  }
+}
+
+Report prune_object(const InputFile& in, const Selection& selection, const std::string& file,
+                    const compress::Sink& sink) {
+  std::optional<ObjectPlan> plan = plan_object(in, 0, in.bytes(), selection, file, "");
+  if (!plan)
+    fail_at({file, 0}, "the object holds no offload container (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__ sections, "
+            ".llvm.offloading)");
+  plan->layout.emit(sink);
+  return std::move(plan->report);
 }
 
 }  // namespace ot::prune

@@ -6,8 +6,18 @@ compress` also writes), clang-offload-packager for offload binaries. LLVM 19
 unbundles the pruned CCOBs; `offloadtool list` reads the pruned binaries. Bad
 inputs: one-line errors, exit 1, no file written.
 
+Objects and archives: clang 19 compiles HIP (with and without -fgpu-rdc and
+--offload-compress) and OpenMP; `ld -r` joins two HIP objects into one whose
+.hip_fatbin holds two bundles. After pruning, LLVM 19's bundler and packager
+list and extract the kept entries (the same bytes as from the input), readelf
+and llvm-readelf read the object without a warning, GNU ld and lld link it and
+the program runs, registering exactly the kept targets. Archives: ar and
+llvm-ar list the same members, nm's and llvm-nm's symbol maps are those of
+`llvm-ar rcs` over the pruned members, and `-L. -lk` links.
+
 Environment: OFFLOADTOOL = the offloadtool binary.
-Needs LLVM 19's clang-offload-bundler and clang-offload-packager (fails without them).
+Needs LLVM 19's clang, clang-offload-bundler, clang-offload-packager, llvm-ar,
+llvm-nm, llvm-readelf, llvm-objcopy and ld.lld, GNU binutils and gcc (fails without them).
 Prints "N passed, M failed"; exits 1 on failure.
 """
 
@@ -18,7 +28,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import harness  # noqa: E402
-from harness import LLVM_BUNDLER, LLVM_PACKAGER, OT, check, expect, read, run  # noqa: E402
+from harness import CLANG, CLANGXX, LLVM_BUNDLER, LLVM_PACKAGER, OT, check, expect, llvm, read, run  # noqa: E402
 
 E = 'offloadtool prune: error: '
 HOST = 'host-x86_64-unknown-linux-gnu'
@@ -211,8 +221,282 @@ def test_bad_input(root):
     check('bad: the input is untouched', d.read('a.hipfb') == b)
 
 
+# ---------------------------------------------------------------------------
+# Relocatable objects and archives, built by clang 19
+
+PRELUDE = b"""#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+struct dim3 { unsigned x, y, z; };
+typedef struct ihipStream_t *hipStream_t;
+extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long shm, hipStream_t s);
+"""
+KERNEL_K = PRELUDE + b"""
+__device__ int twice(int v) { return 2 * v; }
+__global__ void scale(int *x, int n) {
+  int i = __builtin_amdgcn_workitem_id_x();
+  if (i < n) x[i] = twice(x[i]);
+}
+int host_side(int v) { return v + 1; }
+"""
+KERNEL_B = PRELUDE + b"""
+__device__ int thrice(int v) { return 3 * v; }
+__global__ void add(int *x, int n) { x[0] += thrice(n); }
+int other_side(int v) { return v + 2; }
+"""
+MAIN = b"int host_side(int); int main() { return host_side(1) == 2 ? 0 : 3; }\n"
+# The HIP runtime entry points, for linking without ROCm. Registering a fat
+# binary prints the entry IDs of the bundle it points at (or "ccob").
+STUBS = b"""#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+struct dim3 { unsigned x, y, z; };
+struct wrapper { int magic, version; const char *binary; void *unused; };
+void **__hipRegisterFatBinary(const void *data) {
+  static void *h;
+  const char *b = ((const struct wrapper *)data)->binary;
+  if (memcmp(b, "CCOB", 4) == 0) { printf("ccob\\n"); return &h; }
+  if (memcmp(b, "__CLANG_OFFLOAD_BUNDLE__", 24) != 0) { printf("not a bundle\\n"); return &h; }
+  uint64_t n;
+  memcpy(&n, b + 24, 8);
+  const char *p = b + 32;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t len;
+    memcpy(&len, p + 16, 8);
+    printf("%.*s%s", (int)len, p + 24, i + 1 < n ? " " : "\\n");
+    p += 24 + len;
+  }
+  return &h;
+}
+void __hipRegisterFunction(void **m, const void *hf, char *df, const char *dn, unsigned t, void *a, void *b,
+                           void *c, void *d, int *e) {}
+void __hipRegisterVar(void **m, void *v, char *hv, const char *dv, int ext, unsigned long size, int c, int g) {}
+void __hipUnregisterFatBinary(void **m) {}
+int hipLaunchKernel(const void *f, struct dim3 g, struct dim3 b, void **args, unsigned long shm, void *s) { return 0; }
+int __hipPopCallConfiguration(struct dim3 *g, struct dim3 *b, unsigned long *shm, void **s) { return 0; }
+int __hipPushCallConfiguration(struct dim3 g, struct dim3 b, unsigned long shm, void *s) { return 0; }
+"""
+OPENMP = b"""int run(int *x, int n) {
+#pragma omp target teams distribute parallel for map(tofrom: x[0:n])
+  for (int i = 0; i < n; ++i) x[i] *= 2;
+  return x[0];
+}
+"""
+OBJ_HIP = ['-x', 'hip', '--offload-arch=gfx906', '--offload-arch=gfx90a', '-nogpulib', '-nogpuinc']
+LINKERS = [('lld', ['-fuse-ld=lld']), ('ld', ['-fuse-ld=bfd'])]
+OBJCOPY, READELF = llvm('llvm-objcopy'), llvm('llvm-readelf')
+
+
+def objects_case(root):
+    """A folder with the sources and the objects clang 19 makes of them."""
+    d = harness.Case(root, 'prune', {'k.hip': KERNEL_K, 'b.hip': KERNEL_B, 'main.cpp': MAIN, 'stubs.c': STUBS,
+                                     'om.c': OPENMP})
+    for argv in ([CLANGXX] + OBJ_HIP + ['-c', 'k.hip', '-o', 'k.o'],
+                 [CLANGXX] + OBJ_HIP + ['-c', 'b.hip', '-o', 'b.o'],
+                 [CLANGXX] + OBJ_HIP + ['--offload-compress', '-c', 'k.hip', '-o', 'kc.o'],
+                 [CLANGXX] + OBJ_HIP + ['-fgpu-rdc', '-c', 'k.hip', '-o', 'krdc.o'],
+                 [CLANG, '-fopenmp', '--offload-arch=gfx906', '--offload-arch=gfx90a', '-nogpulib', '-c', 'om.c',
+                  '-o', 'om.o'],
+                 [CLANGXX, '-c', 'main.cpp', '-o', 'main.o'],
+                 [CLANG, '-c', 'stubs.c', '-o', 'stubs.o'],
+                 ['ld', '-r', 'k.o', 'b.o', '-o', 'kk.o']):
+        run(argv, cwd=d.dir, check=True)
+    d.before = set(d.files())
+    return d
+
+
+def dump_section(d, obj, section):
+    """The bytes of `section` of `obj`, as llvm-objcopy 19 dumps them."""
+    out = d.path(obj + '.' + section.strip('.') + '.dump')
+    run([OBJCOPY, '--dump-section=%s=%s' % (section, out), d.path(obj), d.path(obj + '.scratch')], check=True)
+    os.unlink(d.path(obj + '.scratch'))
+    data = read(out)
+    os.unlink(out)
+    return data
+
+
+def llvm_list(d, name, type_='o'):
+    r = run([LLVM_BUNDLER, '-list', '-type=' + type_, '-input=' + d.path(name)], cwd=d.dir)
+    return r.stdout.decode().split() if r.returncode == 0 else ['(failed: %s)' % r.stderr.decode().strip()]
+
+
+def llvm_unbundle(d, name, ids, type_='o'):
+    """LLVM 19 unbundles `ids` from `name`: {id: bytes}."""
+    outs = [d.path('%s.u%d' % (name, i)) for i in range(len(ids))]
+    run([LLVM_BUNDLER, '-unbundle', '-type=' + type_, '-targets=' + ','.join(ids), '-input=' + d.path(name)] +
+        ['-output=' + o for o in outs], cwd=d.dir, check=True)
+    got = {i: read(o) for i, o in zip(ids, outs)}
+    for o in outs:
+        os.unlink(o)
+    return got
+
+
+def readers_accept(what, d, name):
+    harness.check_reader_clean(what, [READELF, '-a', '-W', d.path(name)])
+    r = run(['readelf', '-a', '-W', d.path(name)], text=True)
+    check('%s: readelf without warnings' % what, r.returncode == 0 and not r.stderr.strip(), r.stderr[-2000:])
+
+
+def links_and_runs(what, d, objects, want, extra=()):
+    """Each linker links `objects` with main.o and stubs.o; the program registers the bundles `want` (lines)."""
+    for linker, flags in LINKERS:
+        exe = d.path('prog-' + linker)
+        r = run([CLANGXX] + flags + list(extra) + ['main.o'] + list(objects) + ['stubs.o', '-o', exe], cwd=d.dir)
+        check('%s: %s links it' % (what, linker), r.returncode == 0, r.stderr)
+        if r.returncode != 0:
+            continue
+        r = run([exe], text=True)
+        check('%s: the %s-linked program runs and registers the kept entries' % (what, linker),
+              r.returncode == 0 and sorted(r.stdout.splitlines()) == sorted(want), r.stdout + r.stderr)
+        os.unlink(exe)
+
+
+def kept_ids(ids, gpus):
+    return [i for i in ids if i.startswith('host-') or i.split('--', 1)[1] in gpus]
+
+
+def test_object_fatbin(root):
+    d = objects_case(root)
+    fatbin = dump_section(d, 'k.o', '.hip_fatbin')
+    d.put('k.fatbin', fatbin)
+    ids = llvm_list(d, 'k.fatbin')
+    images = llvm_unbundle(d, 'k.fatbin', ids)
+    for args, gpus in ((['--keep', 'gfx90a'], ['gfx90a']), (['--drop', 'gfx90a'], ['gfx906'])):
+        tag = 'object .hip_fatbin %s' % ' '.join(args)
+        if pruned(d, 'k.o', args) is None:
+            continue
+        got = dump_section(d, 'k.o.pruned', '.hip_fatbin')
+        keep = kept_ids(ids, gpus)
+        d.put('k.want', b'')
+        want = harness.llvm_bundle(['-type=o', '-bundle-align=4096', '-targets=' + ','.join(keep)] +
+                                   ['-input=' + n for n in ('host', 'i1')],
+                                   {'host': images[keep[0]], 'i1': images[keep[1]]}, d.dir)
+        check('%s: the section holds LLVM 19 bytes for the kept entries' % tag, got == want)
+        readers_accept(tag, d, 'k.o.pruned')
+        links_and_runs(tag, d, ['k.o.pruned'], [' '.join(keep)])
+    # compressed: LLVM 19 unbundles the kept entry from the pruned section, the same bytes
+    if pruned(d, 'kc.o', ['--keep', 'gfx906']) is not None:
+        d.put('kc.fatbin', dump_section(d, 'kc.o', '.hip_fatbin'))
+        d.put('kcp.fatbin', dump_section(d, 'kc.o.pruned', '.hip_fatbin'))
+        keep = kept_ids(llvm_list(d, 'kc.fatbin'), ['gfx906'])
+        check('object ccob: LLVM 19 lists the kept entries', llvm_list(d, 'kcp.fatbin') == keep)
+        check('object ccob: the kept entries as LLVM 19 unbundles them from the input',
+              llvm_unbundle(d, 'kcp.fatbin', keep) == llvm_unbundle(d, 'kc.fatbin', keep))
+        readers_accept('object ccob', d, 'kc.o.pruned')
+        links_and_runs('object ccob', d, ['kc.o.pruned'], ['ccob'])
+
+
+def test_object_two_bundles(root):
+    d = objects_case(root)
+    ids = {}
+    for o in ('k.o', 'b.o'):
+        d.put(o + '.fatbin', dump_section(d, o, '.hip_fatbin'))
+        ids[o] = llvm_list(d, o + '.fatbin')
+    if pruned(d, 'kk.o', ['--keep', 'gfx906']) is None:
+        return
+    readers_accept('ld -r object, two bundles', d, 'kk.o.pruned')
+    # each registration (a RELA addend into the section) still finds its own bundle, pruned
+    links_and_runs('ld -r object, two bundles', d, ['kk.o.pruned'],
+                   [' '.join(kept_ids(ids[o], ['gfx906'])) for o in ('k.o', 'b.o')])
+    rc, out, err = d.run('--keep', 'gfx906', 'kk.o', '--dry-run', '--json')
+    wheres = [e.get('where') for e in json.loads(out)['entries']] if rc == 0 else []
+    second = (len(d.read('k.o.fatbin')) + 4095) // 4096 * 4096  # where ld -r put the second bundle
+    check('ld -r object: the entries say which bundle holds them',
+          wheres == ['section .hip_fatbin, bundle 1 at 0x0'] * 3 + ['section .hip_fatbin, bundle 2 at 0x%x' % second] * 3,
+          out + err)
+
+
+def test_object_rdc(root):
+    d = objects_case(root)
+    if pruned(d, 'krdc.o', ['--keep', 'gfx90a']) is None:
+        return
+    ids = llvm_list(d, 'krdc.o')
+    keep = kept_ids(ids, ['gfx90a'])
+    check('-fgpu-rdc object: LLVM 19 lists the kept entries', llvm_list(d, 'krdc.o.pruned') == keep,
+          llvm_list(d, 'krdc.o.pruned'))
+    check('-fgpu-rdc object: the kept entries as LLVM 19 unbundles them from the input',
+          llvm_unbundle(d, 'krdc.o.pruned', keep) == llvm_unbundle(d, 'krdc.o', keep))
+    readers_accept('-fgpu-rdc object', d, 'krdc.o.pruned')
+    r = run([READELF, '-S', '-W', d.path('krdc.o.pruned')], text=True)
+    check('-fgpu-rdc object: the dropped section is gone', 'gfx906' not in r.stdout and 'gfx90a' in r.stdout, r.stdout)
+    # the clang driver links it (LLVM's bundler unbundles it, lld links the device code)
+    r = run([CLANGXX, '-fgpu-rdc', '--hip-link', '--offload-arch=gfx90a', '-no-hip-rt', '-fuse-ld=lld',
+             'krdc.o.pruned', 'main.o', 'stubs.o', '-o', 'rdcprog'], cwd=d.dir)
+    check('-fgpu-rdc object: clang -fgpu-rdc --hip-link links it', r.returncode == 0, r.stderr)
+    if r.returncode == 0:
+        r = run([d.path('rdcprog')], text=True)
+        check('-fgpu-rdc object: the program runs', r.returncode == 0 and 'gfx90a' in r.stdout, r.stdout + r.stderr)
+
+
+def test_object_openmp(root):
+    d = objects_case(root)
+    if pruned(d, 'om.o', ['--keep', 'gfx90a']) is None:
+        return
+
+    def extract(name, arch):
+        out = d.path('%s.%s.img' % (name, arch))
+        r = run([LLVM_PACKAGER, d.path(name), '--image=file=%s,arch=%s' % (out, arch)], cwd=d.dir)
+        data = read(out) if r.returncode == 0 and os.path.exists(out) else None
+        if os.path.exists(out):
+            os.unlink(out)
+        return data
+
+    kept = extract('om.o.pruned', 'gfx90a')
+    check('openmp object: clang-offload-packager 19 extracts the kept image, the same bytes',
+          kept is not None and kept == extract('om.o', 'gfx90a'))
+    check('openmp object: and not the dropped one', extract('om.o.pruned', 'gfx906') in (None, b''))
+    readers_accept('openmp object', d, 'om.o.pruned')
+
+
+def archive_index(tool, path):
+    r = run([tool, '--print-armap', path], text=True)
+    return r.returncode, r.stdout.split('\n\n')[0], r.stderr
+
+
+def test_archive(root):
+    d = objects_case(root)
+    run([CLANG, '-c', '-x', 'c', '-', '-o', 'host_only_with_a_long_name.o'], cwd=d.dir, check=True,
+        stdin=b'int plain_host(int v) { return v; }\n')
+    d.put('notes.txt', b'not an object\n')
+    d.put('k.fatbin', dump_section(d, 'k.o', '.hip_fatbin'))
+    ids = llvm_list(d, 'k.fatbin')
+    members = ['k.o', 'host_only_with_a_long_name.o', 'notes.txt', 'b.o']
+    for sym64 in (False, True):
+        env = dict(os.environ, SYM64_THRESHOLD='0') if sym64 else None
+        tag = 'archive' + (' /SYM64/' if sym64 else '')
+        for n in ('libk.a', 'libk.a.pruned', 'ref/libk.a'):
+            if os.path.exists(d.path(n)):
+                os.unlink(d.path(n))
+        run([llvm('llvm-ar'), 'rcs', 'libk.a'] + members, cwd=d.dir, env=env, check=True)
+        check('%s: the input has the table' % tag, (b'/SYM64/' in d.read('libk.a')) == sym64)
+        if pruned(d, 'libk.a', ['--keep', 'gfx906']) is None:
+            continue
+        for tool in ('ar', llvm('llvm-ar')):
+            a, b = run([tool, 't', 'libk.a'], cwd=d.dir, text=True), run([tool, 't', 'libk.a.pruned'], cwd=d.dir, text=True)
+            check('%s: %s t lists the same members' % (tag, os.path.basename(tool)),
+                  b.returncode == 0 and b.stdout == a.stdout and not b.stderr, b.stdout + b.stderr)
+        # the reference: llvm-ar over the members as they are pruned one by one
+        os.makedirs(d.path('ref'), exist_ok=True)
+        for m in members:
+            data = d.read(m)
+            if m.endswith('.o') and m.startswith(('k', 'b')):
+                got = pruned(d, m, ['--keep', 'gfx906'])
+                data = got if got is not None else b''
+            harness.write(d.path('ref/' + m), data)
+        run([llvm('llvm-ar'), 'rcs', 'libk.a'] + members, cwd=d.path('ref'), env=env, check=True)
+        check('%s: the bytes llvm-ar writes for the pruned members' % tag,
+              d.read('libk.a.pruned') == d.read('ref/libk.a'))
+        for tool in ('nm', llvm('llvm-nm')):
+            got, want = archive_index(tool, d.path('libk.a.pruned')), archive_index(tool, d.path('libk.a'))
+            check('%s: %s --print-armap maps the same symbols to the same members' % (tag, os.path.basename(tool)),
+                  got[0] == 0 and got == want and 'host_side' in got[1], got[1] + got[2])
+        os.replace(d.path('libk.a.pruned'), d.path('libkp.a'))
+        links_and_runs(tag, d, ['-L.', '-lkp'], [' '.join(kept_ids(ids, ['gfx906']))])
+        os.unlink(d.path('libkp.a'))
+
+
 def cases(root):
-    for t in (test_binary, test_text, test_ccob, test_offload_binary, test_report, test_bad_input):
+    for t in (test_binary, test_text, test_ccob, test_offload_binary, test_report, test_bad_input, test_object_fatbin,
+              test_object_two_bundles, test_object_rdc, test_object_openmp, test_archive, test_object_bad_input):
         t(root)
 
 
