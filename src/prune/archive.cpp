@@ -64,10 +64,13 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
   archive::MemberReader reader(data, file, true);
   while (auto m = reader.next()) {
     Part p{std::move(*m), std::nullopt, 0};
+    // Objects with device code are pruned; bitcode, bundles and host-only objects stay as they are.
+    const std::string name = fmt::format("{}({})", file, p.member.name);
+    const object::ObjectKind kind = object::identify_object(p.member.data);
     if (p.member.kind == archive::Member::Kind::Regular &&
-        object::identify_object(p.member.data) == object::ObjectKind::Elf)
-      p.plan = plan_object(in, p.member.offset, p.member.data, selection, fmt::format("{}({})", file, p.member.name),
-                           fmt::format("member {}, ", p.member.name));
+        (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) &&
+        holds_container(p.member.data, name))
+      p.plan = plan_object(in, p.member.offset, p.member.data, selection, name, fmt::format("member {}, ", p.member.name));
     if (p.plan)
       for (const EntryReport& e : p.plan->report.entries) report.entries.push_back(e);
     parts.push_back(std::move(p));

@@ -45,7 +45,7 @@ std::optional<ObjectPlan> plan_elf(const InputFile& in, std::uint64_t base, Byte
   object::ElfEdit edit;
   edit.keep_defined_symbols = true;
   std::set<std::string, std::less<>> remove;
-  Report sections{"bundle sections", {}, 0, 0};  // the __CLANG_OFFLOAD_BUNDLE__ entries
+  Report sections{"bundle sections", {}, 0, 0};  // the __CLANG_OFFLOAD_BUNDLE__ entries, for check_not_empty
   bool found = false;
 
   for (std::size_t i = 1; i < f.shdrs.size(); ++i) {
@@ -59,6 +59,7 @@ std::optional<ObjectPlan> plan_elf(const InputFile& in, std::uint64_t base, Byte
       const std::string id = name.substr(kBundleSectionPrefix.size());
       const bool kept = stays(selection, id, {file, f.header_offset(i)});
       sections.entries.push_back({id, sh.sh_size, kept, where});
+      plan.report.entries.push_back(sections.entries.back());
       if (!kept) remove.insert(name);
       continue;
     }
@@ -123,7 +124,6 @@ std::optional<ObjectPlan> plan_elf(const InputFile& in, std::uint64_t base, Byte
   }
   if (!found) return std::nullopt;
   check_not_empty(selection, sections, file);
-  plan.report.entries.insert(plan.report.entries.end(), sections.entries.begin(), sections.entries.end());
   if (!remove.empty()) edit.remove = [remove](std::string_view n) { return remove.contains(n); };
   plan.layout = object::edit_elf_object(in, base, obj, file, std::move(edit));
   plan.report.size_after = plan.layout.size();
@@ -131,6 +131,14 @@ std::optional<ObjectPlan> plan_elf(const InputFile& in, std::uint64_t base, Byte
 }
 
 }  // namespace
+
+bool holds_container(Bytes obj, const std::string& file) {
+  for (const object::SectionInfo& s : object::read_sections(obj, file))
+    if (s.name.starts_with(kBundleSectionPrefix) || s.name == ".hip_fatbin" || s.name == ".llvm.offloading" ||
+        s.type == object::elf::SHT_LLVM_OFFLOADING)
+      return true;
+  return false;
+}
 
 std::optional<ObjectPlan> plan_object(const InputFile& in, std::uint64_t base, Bytes obj, const Selection& selection,
                                       const std::string& file, const std::string& where_prefix) {

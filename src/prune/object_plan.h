@@ -17,6 +17,10 @@ struct ObjectPlan {
   Report report;
 };
 
+// Whether the ELF or COFF object `obj` has a section holding device code
+// (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__<id>, .llvm.offloading).
+bool holds_container(Bytes obj, const std::string& file);
+
 // Prunes the ELF relocatable object `obj`, which lies `base` bytes into `in`
 // (an archive member, or all of `in`). Errors name `file` with offsets inside
 // `obj`; `where_prefix` opens every entry's `where` ("member k.o, "). nullopt
