@@ -5,6 +5,7 @@
 // each member offset moved to where that member's header now starts; the
 // long-name table ("//") is kept. Thin archives are refused, and so are BSD
 // symbol tables when a member changes size.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -75,6 +76,9 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
       for (const EntryReport& e : p.plan->report.entries) report.entries.push_back(e);
     parts.push_back(std::move(p));
   }
+
+  if (std::ranges::none_of(parts, [](const Part& p) { return p.plan.has_value(); }))
+    fail_at({file, 0}, "no member of the archive is an object holding device code");
 
   // Where each header lands: the members keep their order, only sizes change.
   std::map<std::uint64_t, std::uint64_t> moved;

@@ -493,6 +493,11 @@ def test_archive(root):
             got, want = archive_index(tool, d.path('libk.a.pruned')), archive_index(tool, d.path('libk.a'))
             check('%s: %s --print-armap maps the same symbols to the same members' % (tag, os.path.basename(tool)),
                   got[0] == 0 and got == want and 'host_side' in got[1], got[1] + got[2])
+        rc, out, err = d.run('--keep', 'gfx906', 'libk.a', '--dry-run', '--json')
+        j = json.loads(out) if rc == 0 else {}
+        check('%s: the report names the members' % tag, rc == 0 and j['container'] == 'ar archive' and
+              sorted(set(e['where'] for e in j['entries'])) == ['member b.o, section .hip_fatbin',
+                                                                'member k.o, section .hip_fatbin'], out + err)
         os.replace(d.path('libk.a.pruned'), d.path('libkp.a'))
         links_and_runs(tag, d, ['-L.', '-lkp'], [' '.join(kept_ids(ids, ['gfx906']))])
         os.unlink(d.path('libkp.a'))
@@ -542,6 +547,7 @@ def test_object_bad_input(root):
     k[at + 0x18:at + 0x20] = (1 << 40).to_bytes(8, 'little')  # sh_offset far past the end
     d.put('damaged.o', bytes(k))
     run([llvm('llvm-ar'), 'rcS', 'damaged.a', 'host.o', 'damaged.o'], cwd=d.dir, check=True)
+    run([llvm('llvm-ar'), 'rcs', 'host.a', 'host.o'], cwd=d.dir, check=True)
     d.before = set(d.files())
     before = d.names()
     rel_index, _, reloc_at = elf_section_header(d.read('reloc.o'), '.rela.data')
@@ -569,6 +575,8 @@ def test_object_bad_input(root):
     bad('no device code', ['--keep', 'gfx906', 'host.o'],
         'host.o: the object holds no offload container (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__ sections, '
         '.llvm.offloading), at offset 0x0\n')
+    bad('archive without device code', ['--keep', 'gfx906', 'host.a'],
+        'host.a: no member of the archive is an object holding device code, at offset 0x0\n')
     bad('thin archive', ['--keep', 'gfx906', 'thin.a'],
         'thin.a: thin archives are not pruned (their members live in other files), at offset 0x0\n')
     bad('damaged object', ['--keep', 'gfx906', 'damaged.o'],
