@@ -272,7 +272,7 @@ std::vector<std::byte> table_bytes(const std::vector<T>& v) {
 // contents (edit may be null). `f` is the object at `base` bytes into `in`.
 template <typename E>
 Layout elf_remove(const InputFile& in, std::uint64_t base, const ElfFile<E>& f,
-                  const std::function<bool(std::string_view)>& pred, ElfEdit* edit) {
+                  const std::function<bool(std::string_view)>& pred, ObjectEdit* edit) {
   using Ehdr = elf::ElfEhdr<E>;
   using Shdr = elf::ElfShdr<E>;
   using Sym = elf::ElfSym<E>;
@@ -803,19 +803,51 @@ std::uint32_t aux_section_number(const CoffFile& f, const std::byte* aux) {
   return v;
 }
 
-void coff_remove(const InputFile& in, const CoffFile& f, const std::function<bool(std::string_view)>& pred,
-                 OutputFile& out) {
+// The width of the addend a COFF relocation of `type` keeps in the relocated
+// section when it points at its symbol plus that addend (0: another kind).
+unsigned coff_addend_width(std::uint16_t machine, std::uint16_t type) {
+  switch (machine) {
+    case coff::IMAGE_FILE_MACHINE_AMD64:
+      if (type == coff::IMAGE_REL_AMD64_ADDR64) return 8;
+      if (type == 2 /* ADDR32 */ || type == coff::IMAGE_REL_AMD64_ADDR32NB || type == coff::IMAGE_REL_AMD64_REL32) return 4;
+      return 0;
+    case coff::IMAGE_FILE_MACHINE_I386:
+      return type == coff::IMAGE_REL_I386_DIR32 || type == coff::IMAGE_REL_I386_DIR32NB ||
+                     type == coff::IMAGE_REL_I386_REL32
+                 ? 4
+                 : 0;
+    case coff::IMAGE_FILE_MACHINE_ARM64:
+      if (type == coff::IMAGE_REL_ARM64_ADDR64) return 8;
+      return type == 1 /* ADDR32 */ || type == coff::IMAGE_REL_ARM64_ADDR32NB ? 4 : 0;
+    default:
+      return 0;
+  }
+}
+
+// Removes the sections `pred` names and gives those in `edit.replace` (by
+// index into f.sections) new contents; `f` is the object `base` bytes into `in`.
+Layout coff_remove(const InputFile& in, std::uint64_t base, const CoffFile& f,
+                   const std::function<bool(std::string_view)>& pred, ObjectEdit* edit) {
   const std::string& file = f.file;
   const std::size_t n = f.sections.size();
   auto sec = [&](std::size_t i) { return fmt::format("coff section {} ({})", i + 1, f.names[i]); };
   std::vector<bool> removed(n, false);
   bool any = false;
   for (std::size_t i = 0; i < n; ++i) any |= removed[i] = pred(f.names[i]);
-  if (!any) {
+  std::vector<NewContents*> replaced(n, nullptr);
+  if (edit != nullptr)
+    for (auto& [i, c] : edit->replace) {
+      if (i >= n || removed[i] || !f.has_data(i))
+        throw std::logic_error("coff edit: section to replace is not a kept section with data");
+      if (f.relocation_count(i) != 0)
+        fail_at({file, f.header_offset(i)}, "cannot rewrite {}: it has relocations of its own", sec(i));
+      replaced[i] = &c;
+    }
+  const bool any_replaced = edit != nullptr && !edit->replace.empty();
+  if (!any && !any_replaced) {
     Layout l;
-    l.copy(in, 0, in.size());
-    l.write(out);
-    return;
+    l.copy(in, base, f.data.size());
+    return l;
   }
 
   // Symbol records (aux records travel with their symbol).
@@ -862,13 +894,33 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
   for (std::size_t i = 0; i < n; ++i)
     if (!removed[i]) newsec[i + 1] = ++kept;
 
-  // Keep the symbols of kept sections; renumber their sections.
+  // Keep the symbols of kept sections; renumber their sections, move the
+  // values of those in replaced sections.
   std::vector<std::uint64_t> symmap(nsym, kNone);
+  std::vector<std::uint32_t> new_value(nsym, 0);
   std::vector<std::byte> new_syms;
   std::uint64_t new_count = 0;
   for (std::uint64_t j : heads) {
     const CoffSym s = read_coff_sym(f, Bytes(rec(j), f.symbol_size));
-    if (s.section > 0 && removed[static_cast<std::size_t>(s.section) - 1]) continue;
+    if (s.section > 0 && removed[static_cast<std::size_t>(s.section) - 1]) {
+      if (edit != nullptr && edit->keep_defined_symbols && !is_section_definition(s))
+        fail_at({file, sym_at(j)}, "cannot remove {}: coff symbol {} is defined in it", sec(static_cast<std::size_t>(s.section) - 1), j);
+      continue;
+    }
+    new_value[j] = s.value;
+    if (NewContents* c = s.section > 0 ? replaced[static_cast<std::size_t>(s.section) - 1] : nullptr; c != nullptr) {
+      if (is_section_definition(s)) {
+        store_le<std::uint32_t>(rec(j + 1) + offsetof(coff::AuxSectionDefinition, Length),
+                                static_cast<std::uint32_t>(c->bytes.size()));
+      } else {
+        const auto to = c->move(s.value);
+        if (!to)
+          fail_at({file, sym_at(j)}, "coff symbol {} points into {} at 0x{:x}, not at {}", j,
+                  sec(static_cast<std::size_t>(s.section) - 1), s.value, c->places);
+        new_value[j] = static_cast<std::uint32_t>(*to);
+        store_le<std::uint32_t>(rec(j) + 8, new_value[j]);  // Value follows the 8-byte name in both forms
+      }
+    }
     if (s.section > 0) set_coff_sym_section(f, rec(j), static_cast<std::int32_t>(newsec[static_cast<std::size_t>(s.section)]));
     if (is_section_definition(s)) {
       std::byte* aux = rec(j + 1);
@@ -920,6 +972,54 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
     }
   }
 
+  // Relocations pointing into replaced sections: their addends live in the
+  // relocated section's bytes, which are patched where the place moved.
+  std::map<std::size_t, std::vector<std::byte>> patched;
+  if (any_replaced)
+    for (std::size_t i = 0; i < n; ++i) {
+      if (removed[i]) continue;
+      const std::uint64_t nrel = f.relocation_count(i);
+      const std::uint64_t at = f.sections[i].PointerToRelocations;
+      const std::size_t first = (f.sections[i].Characteristics & coff::IMAGE_SCN_LNK_NRELOC_OVFL) &&
+                                f.sections[i].NumberOfRelocations == 0xffff;
+      for (std::size_t k = first; k < nrel; ++k) {
+        coff::Relocation r;
+        std::memcpy(&r, f.data.data() + at + k * sizeof r, sizeof r);
+        const std::uint64_t rat = at + k * sizeof r;
+        const std::uint32_t j = r.SymbolTableIndex;
+        if (j >= nsym) continue;  // map_sym reports it
+        const CoffSym s = read_coff_sym(f, f.data.subspan(sym_at(j), f.symbol_size));
+        NewContents* c = s.section > 0 && static_cast<std::size_t>(s.section) <= n
+                             ? replaced[static_cast<std::size_t>(s.section) - 1]
+                             : nullptr;
+        if (c == nullptr) continue;
+        const std::size_t target = static_cast<std::size_t>(s.section) - 1;
+        const unsigned width = coff_addend_width(f.machine, r.Type);
+        if (width == 0)
+          fail_at({file, rat}, "relocation {} of {} (type 0x{:x}) points into {}, whose contents move", k, sec(i),
+                  static_cast<std::uint16_t>(r.Type), sec(target));
+        const std::uint64_t off = std::uint64_t{r.VirtualAddress} - f.sections[i].VirtualAddress;
+        const Bytes data = f.contents(i);
+        if (off > data.size() || width > data.size() - off)
+          fail_at({file, rat}, "relocation {} of {} at 0x{:x} is outside its section", k, sec(i), off);
+        auto& bytes = patched.try_emplace(i, data.begin(), data.end()).first->second;
+        const std::int64_t addend = width == 8 ? static_cast<std::int64_t>(load_le<std::uint64_t>(bytes.data() + off))
+                                               : load_le<std::int32_t>(bytes.data() + off);
+        const std::uint64_t place = s.value + static_cast<std::uint64_t>(addend);
+        const auto to = c->move(place);
+        if (!to)
+          fail_at({file, rat}, "relocation {} of {} points into {} at 0x{:x}, not at {}", k, sec(i), sec(target), place,
+                  c->places);
+        const std::int64_t moved = static_cast<std::int64_t>(*to) - static_cast<std::int64_t>(new_value[j]);
+        if (width == 8)
+          store_le<std::uint64_t>(bytes.data() + off, static_cast<std::uint64_t>(moved));
+        else
+          store_le<std::int32_t>(bytes.data() + off, static_cast<std::int32_t>(moved));
+      }
+    }
+  for (auto it = patched.begin(); it != patched.end();)  // unchanged after all: copied from the input
+    it = std::ranges::equal(it->second, f.contents(it->first)) ? patched.erase(it) : std::next(it);
+
   // Section contents, relocations and line numbers of the kept sections, in order.
   Layout l;
   const std::size_t header = l.reserve(f.section_table_offset + kept * sizeof(coff::SectionHeader));
@@ -936,8 +1036,13 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
         s.SizeOfRawData = static_cast<std::uint32_t>(b.size());
         s.PointerToRawData = static_cast<std::uint32_t>(b.empty() ? 0 : l.size());
         l.bytes(std::move(b));
+      } else if (replaced[i] != nullptr) {
+        s.SizeOfRawData = static_cast<std::uint32_t>(replaced[i]->bytes.size());
+        s.PointerToRawData = static_cast<std::uint32_t>(l.append(std::move(replaced[i]->bytes)));
+      } else if (auto p = patched.find(i); p != patched.end()) {
+        s.PointerToRawData = static_cast<std::uint32_t>(l.bytes(std::move(p->second)));
       } else {
-        s.PointerToRawData = static_cast<std::uint32_t>(l.copy(in, f.sections[i].PointerToRawData, data.size()));
+        s.PointerToRawData = static_cast<std::uint32_t>(l.copy(in, base + f.sections[i].PointerToRawData, data.size()));
       }
     } else if (f.has_data(i)) {
       s.PointerToRawData = static_cast<std::uint32_t>(l.size());  // empty, but placed like the assembler does
@@ -958,7 +1063,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
         }
         s.PointerToRelocations = static_cast<std::uint32_t>(l.bytes(std::move(v)));
       } else {
-        s.PointerToRelocations = static_cast<std::uint32_t>(l.copy(in, at, nrel * sizeof(coff::Relocation)));
+        s.PointerToRelocations = static_cast<std::uint32_t>(l.copy(in, base + at, nrel * sizeof(coff::Relocation)));
       }
     } else {
       s.PointerToRelocations = 0;
@@ -969,7 +1074,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
         fail_at({file, f.header_offset(i)}, "cannot renumber the coff line numbers of {}", sec(i));
       const std::uint64_t len = std::uint64_t{s.NumberOfLinenumbers} * 6;
       ByteReader(f.data, file).slice(s.PointerToLinenumbers, len, "coff line numbers");
-      s.PointerToLinenumbers = static_cast<std::uint32_t>(l.copy(in, f.sections[i].PointerToLinenumbers, len));
+      s.PointerToLinenumbers = static_cast<std::uint32_t>(l.copy(in, base + f.sections[i].PointerToLinenumbers, len));
     } else {
       s.PointerToLinenumbers = 0;
     }
@@ -983,7 +1088,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
     if (renumbered || !std::ranges::equal(new_syms, f.data.subspan(f.symbol_table_offset, nsym * f.symbol_size)))
       l.bytes(std::move(new_syms));
     else
-      l.copy(in, f.symbol_table_offset, nsym * f.symbol_size);
+      l.copy(in, base + f.symbol_table_offset, nsym * f.symbol_size);
     const std::string_view strtab =
         f.string_table_size == 0 ? std::string_view() : as_chars(f.data.subspan(f.string_table_offset, f.string_table_size));
     std::uint64_t end = 4;
@@ -1005,7 +1110,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
       std::vector<std::byte> size_field(4);
       store_le<std::uint32_t>(size_field.data(), static_cast<std::uint32_t>(end));
       l.bytes(std::move(size_field));
-      l.copy(in, f.string_table_offset + 4, end - 4);
+      l.copy(in, base + f.string_table_offset + 4, end - 4);
     }
   }
 
@@ -1013,7 +1118,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
   for (const auto& s : table) append_struct(hdr, s);
   check_coff_limits(f, kept, l.size());
   l.fill(header, std::move(hdr));
-  l.write(out);
+  return l;
 }
 
 enum class Format { Elf, Coff };
@@ -1051,20 +1156,27 @@ void write_without_sections(const InputFile& obj, const std::function<bool(std::
     });
     return;
   }
-  coff_remove(obj, CoffFile::parse(obj.bytes(), obj.path()), remove, out);
+  coff_remove(obj, 0, CoffFile::parse(obj.bytes(), obj.path()), remove, nullptr).write(out);
 }
 
 }  // namespace ot::object
 
 namespace ot::object {
 
-Layout edit_elf_object(const InputFile& in, std::uint64_t base, Bytes obj, const std::string& file, ElfEdit edit) {
-  const auto cls = elf_class_of(obj);
-  if (!cls) fail_at({file, 0}, "not an ELF file");
-  return visit_elf_class(*cls, [&](auto e) {
-    using E = decltype(e);
-    return elf_remove(in, base, ElfFile<E>::parse(obj, file), edit.remove ? edit.remove : [](std::string_view) { return false; }, &edit);
-  });
+Layout edit_object(const InputFile& in, std::uint64_t base, Bytes obj, const std::string& file, ObjectEdit edit) {
+  const std::function<bool(std::string_view)> remove =
+      edit.remove ? edit.remove : [](std::string_view) { return false; };
+  switch (identify_object(obj)) {
+    case ObjectKind::Elf:
+      return visit_elf_class(*elf_class_of(obj), [&](auto e) {
+        using E = decltype(e);
+        return elf_remove(in, base, ElfFile<E>::parse(obj, file), remove, &edit);
+      });
+    case ObjectKind::Coff:
+      return coff_remove(in, base, CoffFile::parse(obj, file), remove, &edit);
+    default:
+      fail_at({file, 0}, "not an ELF or COFF object file");
+  }
 }
 
 }  // namespace ot::object

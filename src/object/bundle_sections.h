@@ -40,7 +40,7 @@ void write_with_added_sections(const InputFile& host, std::span<const AddedSecti
 void write_without_sections(const InputFile& obj, const std::function<bool(std::string_view)>& remove,
                             OutputFile& out);
 
-// A section given new contents by edit_elf_object.
+// A section given new contents by edit_object.
 struct NewContents {
   Layout bytes;
   // Where a place in the old contents (a symbol's value, a relocation's symbol
@@ -50,20 +50,24 @@ struct NewContents {
   std::string places;  // what `move` maps, for the error ("the start of a bundle")
 };
 
-struct ElfEdit {
+struct ObjectEdit {
   std::function<bool(std::string_view)> remove;  // the sections to remove, by name (none when empty)
-  std::map<std::size_t, NewContents> replace;     // kept sections with new contents, by index
+  // Kept sections with new contents, by index into ElfFile::shdrs (section 0
+  // the null section) or CoffFile::sections.
+  std::map<std::size_t, NewContents> replace;
   // Refuse to remove a section that defines a symbol (other than its section
   // symbol) instead of dropping the symbol with it.
   bool keep_defined_symbols = false;
 };
 
-// The ELF object `obj`, which lies `base` bytes into `in` (an archive member,
-// or all of `in`), laid out again with write_without_sections' rules and `edit`
-// applied: removed sections renumbered away, replaced sections' symbols and
-// RELA addends moved with `move`, every section at its own alignment, the
-// section header table last. Nothing may relocate a replaced section's
-// contents. Errors name `file` and the offset inside `obj`.
-Layout edit_elf_object(const InputFile& in, std::uint64_t base, Bytes obj, const std::string& file, ElfEdit edit);
+// The ELF or COFF relocatable object `obj`, which lies `base` bytes into `in`
+// (an archive member, or all of `in`), laid out again with
+// write_without_sections' rules and `edit` applied: removed sections
+// renumbered away; symbols in replaced sections and the places relocations
+// point at in them (ELF RELA addends, COFF addends in the relocated bytes)
+// moved with `move`. Nothing may relocate a replaced section's own contents,
+// and ELF SHT_REL relocations into one are refused. Errors name `file` and the
+// offset inside `obj`.
+Layout edit_object(const InputFile& in, std::uint64_t base, Bytes obj, const std::string& file, ObjectEdit edit);
 
 }  // namespace ot::object

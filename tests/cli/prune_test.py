@@ -6,6 +6,10 @@ compress` also writes), clang-offload-packager for offload binaries. LLVM 19
 unbundles the pruned CCOBs; `offloadtool list` reads the pruned binaries. Bad
 inputs: one-line errors, exit 1, no file written.
 
+COFF objects: clang 19 assembles one whose .hip_fatbin holds two bundles and
+LLVM 19's bundler writes one with __CLANG_OFFLOAD_BUNDLE__ sections; after
+pruning, lld-link links them and each pointer of the image lands on its bundle.
+
 Objects and archives: clang 19 compiles HIP (with and without -fgpu-rdc and
 --offload-compress) and OpenMP; `ld -r` joins two HIP objects into one whose
 .hip_fatbin holds two bundles. After pruning, LLVM 19's bundler and packager
@@ -587,9 +591,66 @@ def test_object_bad_input(root):
         '(0x%x bytes), at offset 0x%x\n' % (index, len(k), at))
 
 
+def pe_pointers(image, count):
+    """The first `count` pointers of .data in a PE32+ image, as offsets into its .hip_fatbin
+    section (which the image names by its first 8 characters)."""
+    pe, = struct.unpack_from('<I', image, 0x3c)
+    nsec, = struct.unpack_from('<H', image, pe + 6)
+    opt_size, = struct.unpack_from('<H', image, pe + 20)
+    base, = struct.unpack_from('<Q', image, pe + 24 + 24)
+    sections = {}
+    for i in range(nsec):
+        at = pe + 24 + opt_size + 40 * i
+        name = image[at:at + 8].rstrip(b'\0').decode()
+        sections[name] = struct.unpack_from('<IIII', image, at + 8)  # VirtualSize, VirtualAddress, size, raw offset
+    data, fatbin = sections['.data'], sections['.hip_fat']
+    return [struct.unpack_from('<Q', image, data[3] + 8 * k)[0] - base - fatbin[1] for k in range(count)]
+
+
+def test_object_coff(root):
+    d = harness.Case(root, 'prune', {'hw.c': b'int f(void) { return 1; }\n'})
+    win = [CLANG, '--target=x86_64-pc-windows-msvc', '-c']
+    bundle = llvm_bundle(d, 'a.fb', GPUS, extra=['-bundle-align=4096'])
+    second = (len(bundle) + 4095) // 4096 * 4096
+    # .hip_fatbin with two bundles; .data points at each, the last as "first + offset" (an addend in .data)
+    d.put('w.s', '.section .hip_fatbin,"dr"\n.p2align 12\nfb1:\n.incbin "a.fb"\n.p2align 12\nfb2:\n.incbin "a.fb"\n'
+                 '.data\n.globl ptrs\nptrs:\n.quad fb1\n.quad fb2\n.quad fb1+%d\n' % second)
+    run(win + ['w.s', '-o', 'w.obj'], cwd=d.dir, check=True)
+    check('coff: the input holds the bundles where the test puts them', dump_section(d, 'w.obj', '.hip_fatbin') ==
+          bundle + bytes(second - len(bundle)) + bundle)
+    if pruned(d, 'w.obj', ['--keep', 'gfx90a']) is not None:
+        harness.check_reader_clean('coff .hip_fatbin', [llvm('llvm-readobj'), '-a', d.path('w.obj.pruned')])
+        want = llvm_bundle(d, 'want.fb', ['gfx90a:xnack+', 'gfx90a:xnack-'], extra=['-bundle-align=4096'])
+        at = (len(want) + 4095) // 4096 * 4096
+        check('coff .hip_fatbin: each bundle LLVM 19 bytes for the kept entries, at the section alignment',
+              dump_section(d, 'w.obj.pruned', '.hip_fatbin') == want + bytes(at - len(want)) + want)
+        r = run([llvm('lld-link'), '/dll', '/noentry', '/out:w.dll', 'w.obj.pruned'], cwd=d.dir)
+        check('coff .hip_fatbin: lld-link links it', r.returncode == 0, r.stderr)
+        if r.returncode == 0:
+            got = pe_pointers(d.read('w.dll'), 3)
+            check('coff .hip_fatbin: in the linked image each pointer lands on its bundle', got == [0, at, at], got)
+    # __CLANG_OFFLOAD_BUNDLE__ sections in a COFF object, as LLVM 19's bundler writes them
+    run(win + ['hw.c', '-o', 'hw.obj'], cwd=d.dir, check=True)
+    ids = ['host-x86_64-pc-windows-msvc', HIP + 'gfx906', HIP + 'gfx90a:xnack+']
+    d.put('i1', IMAGES['gfx906'])
+    d.put('i2', IMAGES['gfx90a:xnack+'])
+    run([LLVM_BUNDLER, '-type=o', '-targets=' + ','.join(ids), '-input=hw.obj', '-input=i1', '-input=i2',
+         '-output=fat.obj'], cwd=d.dir, check=True)
+    if pruned(d, 'fat.obj', ['--keep', 'gfx90a']) is not None:
+        check('coff bundle sections: LLVM 19 lists the kept entries',
+              sorted(llvm_list(d, 'fat.obj.pruned')) == sorted(['host-x86_64-pc-windows-msvc-', HIP + 'gfx90a:xnack+']),
+              llvm_list(d, 'fat.obj.pruned'))
+        check('coff bundle sections: LLVM 19 unbundles the kept entry, the same bytes',
+              llvm_unbundle(d, 'fat.obj.pruned', [HIP + 'gfx90a:xnack+']) == {HIP + 'gfx90a:xnack+': IMAGES['gfx90a:xnack+']})
+        harness.check_reader_clean('coff bundle sections', [llvm('llvm-readobj'), '-a', d.path('fat.obj.pruned')])
+        r = run([llvm('lld-link'), '/dll', '/noentry', '/out:fat.dll', 'fat.obj.pruned'], cwd=d.dir)
+        check('coff bundle sections: lld-link links it', r.returncode == 0, r.stderr)
+
+
 def cases(root):
     for t in (test_binary, test_text, test_ccob, test_offload_binary, test_report, test_bad_input, test_object_fatbin,
-              test_object_two_bundles, test_object_rdc, test_object_openmp, test_archive, test_object_bad_input):
+              test_object_two_bundles, test_object_rdc, test_object_openmp, test_object_coff, test_archive,
+              test_object_bad_input):
         t(root)
 
 
