@@ -647,10 +647,25 @@ def test_object_coff(root):
         check('coff bundle sections: lld-link links it', r.returncode == 0, r.stderr)
 
 
+def test_object_large(root):
+    """Payloads of MiBs in an object (copied by the kernel rather than through memory)."""
+    d = harness.Case(root, 'prune', {})
+    big = {g: payload(20 + i, (3 << 20) + i) for i, g in enumerate(GPUS)}
+    llvm_bundle(d, 'big.fb', GPUS, extra=['-bundle-align=4096'], images=big)
+    d.put('big.s', '.section .hip_fatbin,"a",@progbits\n.p2align 12\nfb:\n.incbin "big.fb"\n'
+                   '.section .data.rel.ro,"aw",@progbits\n.quad fb\n')
+    run([CLANG, '-c', 'big.s', '-o', 'big.o'], cwd=d.dir, check=True)
+    if pruned(d, 'big.o', ['--drop', 'gfx90a']) is None:
+        return
+    want = llvm_bundle(d, 'bigwant.fb', ['gfx906', 'gfx1030'], extra=['-bundle-align=4096'], images=big)
+    check('object, large payloads: the section holds LLVM 19 bytes', dump_section(d, 'big.o.pruned', '.hip_fatbin') == want)
+    readers_accept('object, large payloads', d, 'big.o.pruned')
+
+
 def cases(root):
     for t in (test_binary, test_text, test_ccob, test_offload_binary, test_report, test_bad_input, test_object_fatbin,
-              test_object_two_bundles, test_object_rdc, test_object_openmp, test_object_coff, test_archive,
-              test_object_bad_input):
+              test_object_two_bundles, test_object_rdc, test_object_openmp, test_object_coff, test_object_large,
+              test_archive, test_object_bad_input):
         t(root)
 
 
