@@ -16,8 +16,9 @@ Objects and archives: clang 19 compiles HIP (with and without -fgpu-rdc and
 list and extract the kept entries (the same bytes as from the input), readelf
 and llvm-readelf read the object without a warning, GNU ld and lld link it and
 the program runs, registering exactly the kept targets. Archives: ar and
-llvm-ar list the same members, nm's and llvm-nm's symbol maps are those of
-`llvm-ar rcs` over the pruned members, and `-L. -lk` links.
+llvm-ar list the same members, nm's and llvm-nm's symbol maps are the input's,
+the archive is byte for byte what `llvm-ar rcs` (also with /SYM64/) or GNU
+`ar rcs` writes for the members pruned one by one, and `-L. -lkp` links.
 
 Environment: OFFLOADTOOL = the offloadtool binary.
 Needs LLVM 19's clang, clang-offload-bundler, clang-offload-packager, llvm-ar,
@@ -468,13 +469,14 @@ def test_archive(root):
     d.put('k.fatbin', dump_section(d, 'k.o', '.hip_fatbin'))
     ids = llvm_list(d, 'k.fatbin')
     members = ['k.o', 'host_only_with_a_long_name.o', 'notes.txt', 'b.o']
-    for sym64 in (False, True):
+    # (the archiver, whether it writes the 64-bit symbol table)
+    for archiver, sym64 in ((llvm('llvm-ar'), False), (llvm('llvm-ar'), True), ('ar', False)):
         env = dict(os.environ, SYM64_THRESHOLD='0') if sym64 else None
-        tag = 'archive' + (' /SYM64/' if sym64 else '')
+        tag = '%s archive%s' % (os.path.basename(archiver), ' /SYM64/' if sym64 else '')
         for n in ('libk.a', 'libk.a.pruned', 'ref/libk.a'):
             if os.path.exists(d.path(n)):
                 os.unlink(d.path(n))
-        run([llvm('llvm-ar'), 'rcs', 'libk.a'] + members, cwd=d.dir, env=env, check=True)
+        run([archiver, 'rcs', 'libk.a'] + members, cwd=d.dir, env=env, check=True)
         check('%s: the input has the table' % tag, (b'/SYM64/' in d.read('libk.a')) == sym64)
         if pruned(d, 'libk.a', ['--keep', 'gfx906']) is None:
             continue
@@ -490,8 +492,8 @@ def test_archive(root):
                 got = pruned(d, m, ['--keep', 'gfx906'])
                 data = got if got is not None else b''
             harness.write(d.path('ref/' + m), data)
-        run([llvm('llvm-ar'), 'rcs', 'libk.a'] + members, cwd=d.path('ref'), env=env, check=True)
-        check('%s: the bytes llvm-ar writes for the pruned members' % tag,
+        run([archiver, 'rcs', 'libk.a'] + members, cwd=d.path('ref'), env=env, check=True)
+        check('%s: the bytes the archiver writes for the pruned members' % tag,
               d.read('libk.a.pruned') == d.read('ref/libk.a'))
         for tool in ('nm', llvm('llvm-nm')):
             got, want = archive_index(tool, d.path('libk.a.pruned')), archive_index(tool, d.path('libk.a'))
