@@ -3,8 +3,8 @@
 // objects without device code) copied as it is. The headers keep their fields
 // but the size; the GNU symbol table ("/", "/SYM64/") keeps its symbols, with
 // each member offset moved to where that member's header now starts; the
-// long-name table ("//") is kept. Thin archives are refused, and so are BSD
-// symbol tables when a member changes size.
+// long-name table ("//") is kept; so is a BSD symbol table ("__.SYMDEF"),
+// its member offsets moved the same way. Thin archives are refused.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -53,6 +53,33 @@ std::vector<std::byte> remap_symbol_table(const archive::Member& m, unsigned wid
   return out;
 }
 
+// A BSD symbol table ("__.SYMDEF", "__.SYMDEF_64", " SORTED" or not): the
+// byte size of an array of (name offset, member offset) pairs, the pairs, then
+// the names; little-endian words of `width` bytes. The member offsets move.
+std::vector<std::byte> remap_bsd_table(const archive::Member& m, unsigned width,
+                                       const std::map<std::uint64_t, std::uint64_t>& moved, const std::string& file) {
+  std::vector<std::byte> out(m.data.begin(), m.data.end());
+  auto load = [&](std::uint64_t at) {
+    std::uint64_t v = 0;
+    for (unsigned i = width; i-- > 0;) v = v << 8 | static_cast<std::uint8_t>(out[at + i]);
+    return v;
+  };
+  if (out.size() < width) fail_at({file, m.offset}, "archive symbol table '{}' is shorter than its size field", m.name);
+  const std::uint64_t bytes = load(0);
+  if (bytes % (2 * width) != 0 || bytes > out.size() - width)
+    fail_at({file, m.offset}, "archive symbol table '{}' has an array of 0x{:x} bytes, which it does not hold", m.name,
+            bytes);
+  for (std::uint64_t at = width + width; at < width + bytes; at += 2 * width) {
+    auto it = moved.find(load(at));
+    if (it == moved.end())
+      fail_at({file, m.offset + at}, "archive symbol {} points at 0x{:x}, not at a member header",
+              (at - width) / (2 * width), load(at));
+    std::uint64_t v = it->second;
+    for (unsigned i = 0; i < width; ++i, v >>= 8) out[at + i] = std::byte{static_cast<std::uint8_t>(v & 0xff)};
+  }
+  return out;
+}
+
 }  // namespace
 
 Report prune_archive(const InputFile& in, const Selection& selection, const std::string& file,
@@ -82,13 +109,12 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
 
   // Where each header lands: the members keep their order, only sizes change.
   std::map<std::uint64_t, std::uint64_t> moved;
-  std::uint64_t at = 8, changed = 0;
+  std::uint64_t at = 8;
   for (Part& p : parts) {
     p.new_header = at;
     moved[p.member.header_offset] = at;
     const std::uint64_t name_bytes = p.member.offset - p.member.header_offset - kHeaderSize;  // BSD "#1/" names
     const std::uint64_t size = name_bytes + (p.plan ? p.plan->layout.size() : p.member.data.size());
-    changed += p.plan && p.plan->layout.size() != p.member.data.size();
     at += kHeaderSize + size + size % 2;
   }
   report.size_after = at;
@@ -100,11 +126,13 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
     const Bytes header = data.subspan(m.header_offset, kHeaderSize);
     const std::uint64_t name_bytes = m.offset - m.header_offset - kHeaderSize;
     if (!p.plan) {
-      if ((m.kind == archive::Member::Kind::BsdSymbolTable || m.name.starts_with("__.SYMDEF")) && changed != 0)
-        fail_at({file, m.header_offset}, "BSD archive symbol tables ('{}') are not rewritten", m.name);
+      const bool bsd = m.kind == archive::Member::Kind::BsdSymbolTable || m.name.starts_with("__.SYMDEF");
       if (m.kind == archive::Member::Kind::SymbolTable || m.kind == archive::Member::Kind::SymbolTable64) {
         out.bytes_of(in, header);
         out.bytes(remap_symbol_table(m, m.kind == archive::Member::Kind::SymbolTable ? 4 : 8, moved, file));
+      } else if (bsd) {
+        out.bytes_of(in, data.subspan(m.header_offset, kHeaderSize + name_bytes));
+        out.bytes(remap_bsd_table(m, m.name.starts_with("__.SYMDEF_64") ? 8 : 4, moved, file));
       } else {
         out.bytes_of(in, data.subspan(m.header_offset, kHeaderSize + name_bytes + m.data.size()));
       }

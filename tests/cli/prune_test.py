@@ -17,8 +17,9 @@ list and extract the kept entries (the same bytes as from the input), readelf
 and llvm-readelf read the object without a warning, GNU ld and lld link it and
 the program runs, registering exactly the kept targets. Archives: ar and
 llvm-ar list the same members, nm's and llvm-nm's symbol maps are the input's,
-the archive is byte for byte what `llvm-ar rcs` (also with /SYM64/) or GNU
-`ar rcs` writes for the members pruned one by one, and `-L. -lkp` links.
+the archive is byte for byte what `llvm-ar rcs` (also with /SYM64/ and in BSD
+format) or GNU `ar rcs` writes for the members pruned one by one, and
+`-L. -lkp` links.
 
 Environment: OFFLOADTOOL = the offloadtool binary.
 Needs LLVM 19's clang, clang-offload-bundler, clang-offload-packager, llvm-ar,
@@ -342,9 +343,9 @@ def readers_accept(what, d, name):
     check('%s: readelf without warnings' % what, r.returncode == 0 and not r.stderr.strip(), r.stderr[-2000:])
 
 
-def links_and_runs(what, d, objects, want, extra=()):
+def links_and_runs(what, d, objects, want, extra=(), linkers=LINKERS):
     """Each linker links `objects` with main.o and stubs.o; the program registers the bundles `want` (lines)."""
-    for linker, flags in LINKERS:
+    for linker, flags in linkers:
         exe = d.path('prog-' + linker)
         r = run([CLANGXX] + flags + list(extra) + ['main.o'] + list(objects) + ['stubs.o', '-o', exe], cwd=d.dir)
         check('%s: %s links it' % (what, linker), r.returncode == 0, r.stderr)
@@ -469,14 +470,15 @@ def test_archive(root):
     d.put('k.fatbin', dump_section(d, 'k.o', '.hip_fatbin'))
     ids = llvm_list(d, 'k.fatbin')
     members = ['k.o', 'host_only_with_a_long_name.o', 'notes.txt', 'b.o']
-    # (the archiver, whether it writes the 64-bit symbol table)
-    for archiver, sym64 in ((llvm('llvm-ar'), False), (llvm('llvm-ar'), True), ('ar', False)):
+    # (the archiver and its options, whether it writes the 64-bit symbol table)
+    for archiver, sym64 in (([llvm('llvm-ar')], False), ([llvm('llvm-ar')], True), (['ar'], False),
+                            ([llvm('llvm-ar'), '--format=bsd'], False)):
         env = dict(os.environ, SYM64_THRESHOLD='0') if sym64 else None
-        tag = '%s archive%s' % (os.path.basename(archiver), ' /SYM64/' if sym64 else '')
+        tag = '%s archive%s' % (' '.join([os.path.basename(archiver[0])] + archiver[1:]), ' /SYM64/' if sym64 else '')
         for n in ('libk.a', 'libk.a.pruned', 'ref/libk.a'):
             if os.path.exists(d.path(n)):
                 os.unlink(d.path(n))
-        run([archiver, 'rcs', 'libk.a'] + members, cwd=d.dir, env=env, check=True)
+        run(archiver + ['rcs', 'libk.a'] + members, cwd=d.dir, env=env, check=True)
         check('%s: the input has the table' % tag, (b'/SYM64/' in d.read('libk.a')) == sym64)
         if pruned(d, 'libk.a', ['--keep', 'gfx906']) is None:
             continue
@@ -492,7 +494,7 @@ def test_archive(root):
                 got = pruned(d, m, ['--keep', 'gfx906'])
                 data = got if got is not None else b''
             harness.write(d.path('ref/' + m), data)
-        run([archiver, 'rcs', 'libk.a'] + members, cwd=d.path('ref'), env=env, check=True)
+        run(archiver + ['rcs', 'libk.a'] + members, cwd=d.path('ref'), env=env, check=True)
         check('%s: the bytes the archiver writes for the pruned members' % tag,
               d.read('libk.a.pruned') == d.read('ref/libk.a'))
         for tool in ('nm', llvm('llvm-nm')):
@@ -505,7 +507,9 @@ def test_archive(root):
               sorted(set(e['where'] for e in j['entries'])) == ['member b.o, section .hip_fatbin',
                                                                 'member k.o, section .hip_fatbin'], out + err)
         os.replace(d.path('libk.a.pruned'), d.path('libkp.a'))
-        links_and_runs(tag, d, ['-L.', '-lkp'], [' '.join(kept_ids(ids, ['gfx906']))])
+        # GNU ld reads no BSD symbol table (nor the input's)
+        links_and_runs(tag, d, ['-L.', '-lkp'], [' '.join(kept_ids(ids, ['gfx906']))],
+                       linkers=LINKERS[:1] if 'bsd' in tag else LINKERS)
         os.unlink(d.path('libkp.a'))
 
 
