@@ -98,7 +98,8 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
     if (p.member.kind == archive::Member::Kind::Regular &&
         (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) &&
         holds_container(p.member.data, name))
-      p.plan = plan_object(in, p.member.offset, p.member.data, selection, name, fmt::format("member {}, ", p.member.name));
+      p.plan = plan_object(in, p.member.offset, p.member.data, selection, name,
+                           fmt::format("member {}, ", p.member.name));
     if (p.plan)
       for (const EntryReport& e : p.plan->report.entries) report.entries.push_back(e);
     parts.push_back(std::move(p));

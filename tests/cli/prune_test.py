@@ -358,7 +358,7 @@ def links_and_runs(what, d, objects, want, extra=(), linkers=LINKERS):
 
 
 def kept_ids(ids, gpus):
-    """The IDs of `ids` that stay with `gpus` kept, in the order clang bundles them: the host, then by --offload-arch."""
+    """The IDs of `ids` that stay with `gpus` kept, in clang's bundle order: the host, then by --offload-arch."""
     order = ['host', 'gfx906', 'gfx90a']
     gpu = lambda i: 'host' if i.startswith('host-') else i.rsplit('-', 1)[1]
     return sorted((i for i in ids if gpu(i) == 'host' or gpu(i) in gpus), key=lambda i: order.index(gpu(i)))
@@ -411,7 +411,8 @@ def test_object_two_bundles(root):
     wheres = [e.get('where') for e in json.loads(out)['entries']] if rc == 0 else []
     second = (len(d.read('k.o.fatbin')) + 4095) // 4096 * 4096  # where ld -r put the second bundle
     check('ld -r object: the entries say which bundle holds them',
-          wheres == ['section .hip_fatbin, bundle 1 at 0x0'] * 3 + ['section .hip_fatbin, bundle 2 at 0x%x' % second] * 3,
+          wheres == ['section .hip_fatbin, bundle 1 at 0x0'] * 3 +
+          ['section .hip_fatbin, bundle 2 at 0x%x' % second] * 3,
           out + err)
 
 
@@ -483,7 +484,8 @@ def test_archive(root):
         if pruned(d, 'libk.a', ['--keep', 'gfx906']) is None:
             continue
         for tool in ('ar', llvm('llvm-ar')):
-            a, b = run([tool, 't', 'libk.a'], cwd=d.dir, text=True), run([tool, 't', 'libk.a.pruned'], cwd=d.dir, text=True)
+            a = run([tool, 't', 'libk.a'], cwd=d.dir, text=True)
+            b = run([tool, 't', 'libk.a.pruned'], cwd=d.dir, text=True)
             check('%s: %s t lists the same members' % (tag, os.path.basename(tool)),
                   b.returncode == 0 and b.stdout == a.stdout and not b.stderr, b.stdout + b.stderr)
         # the reference: llvm-ar over the members as they are pruned one by one
@@ -647,7 +649,8 @@ def test_object_coff(root):
               sorted(llvm_list(d, 'fat.obj.pruned')) == sorted(['host-x86_64-pc-windows-msvc-', HIP + 'gfx90a:xnack+']),
               llvm_list(d, 'fat.obj.pruned'))
         check('coff bundle sections: LLVM 19 unbundles the kept entry, the same bytes',
-              llvm_unbundle(d, 'fat.obj.pruned', [HIP + 'gfx90a:xnack+']) == {HIP + 'gfx90a:xnack+': IMAGES['gfx90a:xnack+']})
+              llvm_unbundle(d, 'fat.obj.pruned', [HIP + 'gfx90a:xnack+']) ==
+              {HIP + 'gfx90a:xnack+': IMAGES['gfx90a:xnack+']})
         harness.check_reader_clean('coff bundle sections', [llvm('llvm-readobj'), '-a', d.path('fat.obj.pruned')])
         r = run([llvm('lld-link'), '/dll', '/noentry', '/out:fat.dll', 'fat.obj.pruned'], cwd=d.dir)
         check('coff bundle sections: lld-link links it', r.returncode == 0, r.stderr)
@@ -664,7 +667,8 @@ def test_object_large(root):
     if pruned(d, 'big.o', ['--drop', 'gfx90a']) is None:
         return
     want = llvm_bundle(d, 'bigwant.fb', ['gfx906', 'gfx1030'], extra=['-bundle-align=4096'], images=big)
-    check('object, large payloads: the section holds LLVM 19 bytes', dump_section(d, 'big.o.pruned', '.hip_fatbin') == want)
+    check('object, large payloads: the section holds LLVM 19 bytes',
+          dump_section(d, 'big.o.pruned', '.hip_fatbin') == want)
     readers_accept('object, large payloads', d, 'big.o.pruned')
 
 

@@ -179,7 +179,8 @@ std::vector<std::byte> two_bundle_object(const object::ElfTarget& target, std::u
   const std::uint32_t data = obj.add_section({".data", object::SectionKind::Data, 8,
                                                {object::Chunk::zeros(target.is64 ? 24 : 12)}});
   const std::uint32_t first = obj.add_symbol({"first", static_cast<std::int32_t>(fb), 0});
-  const std::uint32_t two = obj.add_symbol({"second", static_cast<std::int32_t>(fb), 0x2000, 0, object::Binding::Global});
+  const std::uint32_t two =
+      obj.add_symbol({"second", static_cast<std::int32_t>(fb), 0x2000, 0, object::Binding::Global});
   const std::uint64_t w = target.is64 ? 8 : 4;
   obj.relocs.push_back({data, 0, abs_type, first, 0});
   obj.relocs.push_back({data, w, abs_type, two, 0});
@@ -193,7 +194,8 @@ TEST_CASE("relocatable object: the bundles of .hip_fatbin packed, symbols and RE
   auto in = InputFile::from_memory("t.o", two_bundle_object({true, false, object::kEmX86_64, 0, true},
                                                             object::elf::R_X86_64_64));
   std::vector<std::byte> out;
-  prune::Report r = prune::prune_file(*in, keep({"gfx906"}), "t.o", [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
+  auto sink = [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); };
+  prune::Report r = prune::prune_file(*in, keep({"gfx906"}), "t.o", sink);
   CHECK(r.container == "relocatable object (ELF)");
   REQUIRE(r.entries.size() == 6);
   CHECK(r.entries[4].where == "section .hip_fatbin, bundle 2 at 0x2000");
@@ -240,7 +242,8 @@ TEST_CASE("relocatable object: what cannot be moved is refused, nothing reaches 
                        Error);
   // nothing dropped: the object as it was, whatever its relocations
   std::vector<std::byte> same;
-  prune::prune_file(*rel, keep({"gfx906", "gfx90a"}), "r.o", [&](Bytes b) { same.insert(same.end(), b.begin(), b.end()); });
+  prune::prune_file(*rel, keep({"gfx906", "gfx90a"}), "r.o",
+                    [&](Bytes b) { same.insert(same.end(), b.begin(), b.end()); });
   CHECK(same == std::vector<std::byte>(rel->bytes().begin(), rel->bytes().end()));
   CHECK(out.empty());
 }
