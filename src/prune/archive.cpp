@@ -3,9 +3,11 @@
 // objects without device code) copied as it is. The headers keep their fields
 // but the size; the GNU symbol table ("/", "/SYM64/") keeps its symbols, with
 // each member offset moved to where that member's header now starts; the
-// long-name table ("//") is kept; so is a BSD symbol table ("__.SYMDEF"),
-// its member offsets moved the same way. Thin archives are refused.
+// long-name table ("//") is kept; COFF archives' second linker member (a
+// second "/") and BSD symbol tables ("__.SYMDEF") have their member offsets
+// moved the same way. Thin archives are refused.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -27,55 +29,72 @@ struct Part {
   std::uint64_t new_header = 0;    // where its header lands in the output
 };
 
-// The symbol table `m` with its member offsets (big-endian words of `width`
-// bytes after a count of the same width) moved through `moved`.
-std::vector<std::byte> remap_symbol_table(const archive::Member& m, unsigned width,
+// A symbol table's words: `width` bytes each, in `order`, at offsets into
+// the table's bytes `out`. Errors name the table and the offset in `file`.
+class TableWords {
+ public:
+  TableWords(const archive::Member& m, std::vector<std::byte>& out, unsigned width, std::endian order,
+             const std::string& file)
+      : m_(m), out_(out), width_(width), order_(order), file_(file) {}
+
+  std::uint64_t load(std::uint64_t at) const {
+    if (at > out_.size() || width_ > out_.size() - at)
+      fail_at({file_, m_.offset + at}, "archive symbol table '{}' ends inside a field", m_.name);
+    std::uint64_t v = 0;
+    for (unsigned i = 0; i < width_; ++i)
+      v = v << 8 | static_cast<std::uint8_t>(out_[at + (order_ == std::endian::big ? i : width_ - 1 - i)]);
+    return v;
+  }
+  // Moves the member offsets of `count` words from `first`, `stride` apart.
+  void remap(std::uint64_t first, std::uint64_t count, std::uint64_t stride,
+             const std::map<std::uint64_t, std::uint64_t>& moved) {
+    if (count > out_.size() / stride)
+      fail_at({file_, m_.offset}, "archive symbol table '{}' counts 0x{:x} members or symbols, more than it holds",
+              m_.name, count);
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const std::uint64_t at = first + k * stride;
+      auto it = moved.find(load(at));
+      if (it == moved.end())
+        fail_at({file_, m_.offset + at}, "archive symbol table '{}' entry {} points at 0x{:x}, not at a member header",
+                m_.name, k, load(at));
+      std::uint64_t v = it->second;
+      for (unsigned i = 0; i < width_; ++i, v >>= 8)
+        out_[at + (order_ == std::endian::big ? width_ - 1 - i : i)] = std::byte{static_cast<std::uint8_t>(v & 0xff)};
+    }
+  }
+
+ private:
+  const archive::Member& m_;
+  std::vector<std::byte>& out_;
+  unsigned width_;
+  std::endian order_;
+  const std::string& file_;
+};
+
+// The symbol table `m` with its member offsets moved through `moved`:
+//   GNU "/", "/SYM64/"  a count, then a member offset per symbol (big-endian, 4 or 8 bytes), the names
+//   COFF's second "/"   a member count, an offset per member, a symbol count, ... (little-endian, 4 bytes)
+//   BSD "__.SYMDEF"     the byte size of an array of (name offset, member offset) pairs, the pairs, the
+//                       names (little-endian; 8 bytes in "__.SYMDEF_64")
+std::vector<std::byte> remap_symbol_table(const archive::Member& m, bool second_linker_member,
                                           const std::map<std::uint64_t, std::uint64_t>& moved,
                                           const std::string& file) {
   std::vector<std::byte> out(m.data.begin(), m.data.end());
-  auto load = [&](std::uint64_t at) {
-    std::uint64_t v = 0;
-    for (unsigned i = 0; i < width; ++i) v = v << 8 | static_cast<std::uint8_t>(out[at + i]);
-    return v;
-  };
-  if (out.size() < width) fail_at({file, m.offset}, "archive symbol table '{}' is shorter than its count", m.name);
-  const std::uint64_t count = load(0);
-  if (count > (out.size() - width) / width)
-    fail_at({file, m.offset}, "archive symbol table '{}' counts 0x{:x} symbols, more than it holds", m.name, count);
-  for (std::uint64_t k = 0; k < count; ++k) {
-    const std::uint64_t at = width + k * width;
-    auto it = moved.find(load(at));
-    if (it == moved.end())
-      fail_at({file, m.offset + at}, "archive symbol {} points at 0x{:x}, not at a member header", k, load(at));
-    std::uint64_t v = it->second;
-    for (unsigned i = width; i-- > 0; v >>= 8) out[at + i] = std::byte{static_cast<std::uint8_t>(v & 0xff)};
-  }
-  return out;
-}
-
-// A BSD symbol table ("__.SYMDEF", "__.SYMDEF_64", " SORTED" or not): the
-// byte size of an array of (name offset, member offset) pairs, the pairs, then
-// the names; little-endian words of `width` bytes. The member offsets move.
-std::vector<std::byte> remap_bsd_table(const archive::Member& m, unsigned width,
-                                       const std::map<std::uint64_t, std::uint64_t>& moved, const std::string& file) {
-  std::vector<std::byte> out(m.data.begin(), m.data.end());
-  auto load = [&](std::uint64_t at) {
-    std::uint64_t v = 0;
-    for (unsigned i = width; i-- > 0;) v = v << 8 | static_cast<std::uint8_t>(out[at + i]);
-    return v;
-  };
-  if (out.size() < width) fail_at({file, m.offset}, "archive symbol table '{}' is shorter than its size field", m.name);
-  const std::uint64_t bytes = load(0);
-  if (bytes % (2 * width) != 0 || bytes > out.size() - width)
-    fail_at({file, m.offset}, "archive symbol table '{}' has an array of 0x{:x} bytes, which it does not hold", m.name,
-            bytes);
-  for (std::uint64_t at = width + width; at < width + bytes; at += 2 * width) {
-    auto it = moved.find(load(at));
-    if (it == moved.end())
-      fail_at({file, m.offset + at}, "archive symbol {} points at 0x{:x}, not at a member header",
-              (at - width) / (2 * width), load(at));
-    std::uint64_t v = it->second;
-    for (unsigned i = 0; i < width; ++i, v >>= 8) out[at + i] = std::byte{static_cast<std::uint8_t>(v & 0xff)};
+  if (m.kind == archive::Member::Kind::SymbolTable && second_linker_member) {
+    TableWords w(m, out, 4, std::endian::little, file);
+    w.remap(4, w.load(0), 4, moved);
+  } else if (m.kind == archive::Member::Kind::SymbolTable || m.kind == archive::Member::Kind::SymbolTable64) {
+    const unsigned width = m.kind == archive::Member::Kind::SymbolTable ? 4 : 8;
+    TableWords w(m, out, width, std::endian::big, file);
+    w.remap(width, w.load(0), width, moved);
+  } else {
+    const unsigned width = m.name.starts_with("__.SYMDEF_64") ? 8 : 4;
+    TableWords w(m, out, width, std::endian::little, file);
+    const std::uint64_t bytes = w.load(0);
+    if (bytes % (2 * width) != 0)
+      fail_at({file, m.offset}, "archive symbol table '{}' has an array of 0x{:x} bytes, not of whole pairs", m.name,
+              bytes);
+    w.remap(2 * width, bytes / (2 * width), 2 * width, moved);
   }
   return out;
 }
@@ -122,18 +141,19 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
 
   object::Layout out;
   out.bytes_of(in, data.first(8));
+  bool seen_symbol_table = false;  // a second "/" is the COFF archive's second linker member
   for (Part& p : parts) {
     const archive::Member& m = p.member;
     const Bytes header = data.subspan(m.header_offset, kHeaderSize);
     const std::uint64_t name_bytes = m.offset - m.header_offset - kHeaderSize;
     if (!p.plan) {
-      const bool bsd = m.kind == archive::Member::Kind::BsdSymbolTable || m.name.starts_with("__.SYMDEF");
-      if (m.kind == archive::Member::Kind::SymbolTable || m.kind == archive::Member::Kind::SymbolTable64) {
-        out.bytes_of(in, header);
-        out.bytes(remap_symbol_table(m, m.kind == archive::Member::Kind::SymbolTable ? 4 : 8, moved, file));
-      } else if (bsd) {
+      const bool symbols = m.kind == archive::Member::Kind::SymbolTable ||
+                           m.kind == archive::Member::Kind::SymbolTable64 ||
+                           m.kind == archive::Member::Kind::BsdSymbolTable || m.name.starts_with("__.SYMDEF");
+      if (symbols) {
         out.bytes_of(in, data.subspan(m.header_offset, kHeaderSize + name_bytes));
-        out.bytes(remap_bsd_table(m, m.name.starts_with("__.SYMDEF_64") ? 8 : 4, moved, file));
+        out.bytes(remap_symbol_table(m, m.kind == archive::Member::Kind::SymbolTable && seen_symbol_table, moved, file));
+        seen_symbol_table = seen_symbol_table || m.kind == archive::Member::Kind::SymbolTable;
       } else {
         out.bytes_of(in, data.subspan(m.header_offset, kHeaderSize + name_bytes + m.data.size()));
       }

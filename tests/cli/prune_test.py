@@ -8,7 +8,9 @@ inputs: one-line errors, exit 1, no file written.
 
 COFF objects: clang 19 assembles one whose .hip_fatbin holds two bundles and
 LLVM 19's bundler writes one with __CLANG_OFFLOAD_BUNDLE__ sections; after
-pruning, lld-link links them and each pointer of the image lands on its bundle.
+pruning, lld-link links them and each pointer of the image lands on its bundle;
+an llvm-lib archive of them, pruned, is what llvm-lib writes for the pruned
+members.
 
 Objects and archives: clang 19 compiles HIP (with and without -fgpu-rdc and
 --offload-compress) and OpenMP; `ld -r` joins two HIP objects into one whose
@@ -626,10 +628,10 @@ def test_object_coff(root):
     run(win + ['w.s', '-o', 'w.obj'], cwd=d.dir, check=True)
     check('coff: the input holds the bundles where the test puts them', dump_section(d, 'w.obj', '.hip_fatbin') ==
           bundle + bytes(second - len(bundle)) + bundle)
+    want = llvm_bundle(d, 'want.fb', ['gfx90a:xnack+', 'gfx90a:xnack-'], extra=['-bundle-align=4096'])
+    at = (len(want) + 4095) // 4096 * 4096  # where the second bundle goes
     if pruned(d, 'w.obj', ['--keep', 'gfx90a']) is not None:
         harness.check_reader_clean('coff .hip_fatbin', [llvm('llvm-readobj'), '-a', d.path('w.obj.pruned')])
-        want = llvm_bundle(d, 'want.fb', ['gfx90a:xnack+', 'gfx90a:xnack-'], extra=['-bundle-align=4096'])
-        at = (len(want) + 4095) // 4096 * 4096
         check('coff .hip_fatbin: each bundle LLVM 19 bytes for the kept entries, at the section alignment',
               dump_section(d, 'w.obj.pruned', '.hip_fatbin') == want + bytes(at - len(want)) + want)
         r = run([llvm('lld-link'), '/dll', '/noentry', '/out:w.dll', 'w.obj.pruned'], cwd=d.dir)
@@ -654,6 +656,20 @@ def test_object_coff(root):
         harness.check_reader_clean('coff bundle sections', [llvm('llvm-readobj'), '-a', d.path('fat.obj.pruned')])
         r = run([llvm('lld-link'), '/dll', '/noentry', '/out:fat.dll', 'fat.obj.pruned'], cwd=d.dir)
         check('coff bundle sections: lld-link links it', r.returncode == 0, r.stderr)
+    # a COFF archive (llvm-lib: two linker members, the second little-endian with an offset per member)
+    run([llvm('llvm-lib'), '/out:w.lib', 'w.obj', 'hw.obj'], cwd=d.dir, check=True)
+    if pruned(d, 'w.lib', ['--keep', 'gfx90a']) is not None and os.path.exists(d.path('w.obj.pruned')):
+        os.makedirs(d.path('ref'))
+        os.replace(d.path('w.obj.pruned'), d.path('ref/w.obj'))
+        os.replace(d.path('hw.obj'), d.path('ref/hw.obj'))
+        run([llvm('llvm-lib'), '/out:w.lib', 'w.obj', 'hw.obj'], cwd=d.path('ref'), check=True)
+        check('coff archive: the bytes llvm-lib writes for the pruned members',
+              d.read('w.lib.pruned') == d.read('ref/w.lib'))
+        r = run([llvm('lld-link'), '/dll', '/noentry', '/include:ptrs', '/out:lib.dll', 'w.lib.pruned'], cwd=d.dir)
+        check('coff archive: lld-link links from it', r.returncode == 0, r.stderr)
+        if r.returncode == 0:
+            got = pe_pointers(d.read('lib.dll'), 3)
+            check('coff archive: in the linked image each pointer lands on its bundle', got == [0, at, at], got)
 
 
 def test_object_large(root):
