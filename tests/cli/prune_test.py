@@ -385,6 +385,11 @@ def test_object_fatbin(root):
         check('%s: the section holds LLVM 19 bytes for the kept entries' % tag, got == want)
         readers_accept(tag, d, 'k.o.pruned')
         links_and_runs(tag, d, ['k.o.pruned'], [' '.join(keep)])
+        d.put('ip.o', d.read('k.o'))
+        r = run([OT, 'prune'] + args + ['ip.o', '--in-place'], cwd=d.dir)
+        check('%s: --in-place gives the same object' % tag,
+              r.returncode == 0 and d.read('ip.o') == d.read('k.o.pruned'), r.stderr)
+        os.unlink(d.path('ip.o'))
     # compressed: LLVM 19 unbundles the kept entry from the pruned section, the same bytes
     if pruned(d, 'kc.o', ['--keep', 'gfx906']) is not None:
         d.put('kc.fatbin', dump_section(d, 'kc.o', '.hip_fatbin'))
