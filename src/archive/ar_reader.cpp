@@ -105,7 +105,8 @@ std::string llvm_member_label(std::string_view raw_name, std::string_view names,
 bool is_archive(Bytes data) { return starts_with(data, kMagic); }
 bool is_thin_archive(Bytes data) { return starts_with(data, kThinMagic); }
 
-MemberReader::MemberReader(Bytes archive, std::string file) : data_(archive), file_(std::move(file)) {
+MemberReader::MemberReader(Bytes archive, std::string file, bool with_indexes)
+    : data_(archive), file_(std::move(file)), with_indexes_(with_indexes) {
   if (is_thin_archive(data_)) fail(file_, "thin archives are not supported (their members live in other files)");
   if (!is_archive(data_))
     throw Error({file_, 0}, "not an archive (no \"!<arch>\\n\" magic)", std::string(llvm19::kNotArchive));
@@ -154,9 +155,19 @@ std::optional<Member> MemberReader::next() {
 
     if (rtrim(raw_name, ' ') == "//") {
       names_ = as_chars(m.data);
-      continue;
+      if (!with_indexes_) continue;
+      m.kind = Member::Kind::LongNames;
+      m.name = "//";
+      return m;
     }
-    if (is_index(raw_name)) continue;
+    if (is_index(raw_name)) {
+      if (!with_indexes_) continue;
+      m.name = std::string(rtrim(raw_name, ' '));
+      m.kind = m.name == "/" ? Member::Kind::SymbolTable
+               : m.name == "/SYM64/" ? Member::Kind::SymbolTable64
+                                     : Member::Kind::BsdSymbolTable;
+      return m;
+    }
     if (raw_name.starts_with("#1/")) {  // BSD: the name opens the data
       const auto len = decimal(raw_name.substr(3));
       if (!len || *len > m.data.size()) {

@@ -22,6 +22,10 @@ bool is_archive(Bytes data);       // "!<arch>\n"
 bool is_thin_archive(Bytes data);  // "!<thin>\n"
 
 struct Member {
+  // The symbol tables and the long-name table come only from a MemberReader
+  // asked for them; their name is the header's, trimmed ("/", "/SYM64/", "//").
+  enum class Kind { Regular, SymbolTable, SymbolTable64, LongNames, BsdSymbolTable };
+  Kind kind = Kind::Regular;
   std::string name;          // long names resolved, GNU's trailing '/' and padding removed
   Bytes data;                // points into the archive's bytes
   std::uint64_t offset = 0;  // of `data` inside the archive
@@ -39,7 +43,8 @@ std::vector<Member> read_members(Bytes archive, const std::string& file);
 // damaged header fails when next() reaches it.
 class MemberReader {
  public:
-  MemberReader(Bytes archive, std::string file);
+  // `with_indexes`: next() also returns the symbol and long-name tables.
+  MemberReader(Bytes archive, std::string file, bool with_indexes = false);
   // The next regular member, or nullopt at the end of the archive.
   std::optional<Member> next();
 
@@ -47,6 +52,7 @@ class MemberReader {
   Bytes data_;
   std::string file_;
   std::uint64_t off_ = 0;
+  bool with_indexes_ = false;
   std::string_view names_;  // the GNU "//" member, once seen
   // LLVM 19's reader checks the headers up to the first regular member when it
   // opens an archive, and clang-offload-bundler stops quietly at a damaged one

@@ -5,68 +5,11 @@
 #include <map>
 #include <optional>
 
+#include "object/layout.h"
 #include "object/object_file.h"
 
 namespace ot::object {
 namespace {
-
-// ---------------------------------------------------------------------------
-// Output plan: laid out first, written once. Pieces are spans of an input
-// (streamed with copy_from), small owned buffers (headers, tables) or zeros.
-
-class Layout {
- public:
-  std::uint64_t size() const { return size_; }
-
-  std::uint64_t copy(const InputFile& in, std::uint64_t off, std::uint64_t len) {
-    return add({&in, off, len, {}});
-  }
-  std::uint64_t bytes(std::vector<std::byte> b) {
-    const std::uint64_t n = b.size();
-    return add({nullptr, 0, n, std::move(b)});
-  }
-  // A buffer whose contents are known only after the layout: fill() later.
-  std::size_t reserve(std::uint64_t len) {
-    add({nullptr, 0, len, std::vector<std::byte>(len)});
-    return pieces_.size() - 1;
-  }
-  void fill(std::size_t piece, std::vector<std::byte> b) {
-    if (b.size() != pieces_[piece].len) throw std::logic_error("object layout: filled piece changed size");
-    pieces_[piece].data = std::move(b);
-  }
-  void pad_to(std::uint64_t align) { pad_to_remainder(align, 0); }
-  // Pads to the next offset that is `remainder` modulo `align` (a power of two).
-  void pad_to_remainder(std::uint64_t align, std::uint64_t remainder) {
-    const std::uint64_t gap = (remainder - size_) & (align - 1);
-    if (gap != 0) add({nullptr, 0, gap, std::vector<std::byte>(gap)});
-  }
-
-  void write(OutputFile& out) const {
-    const std::uint64_t start = out.written();
-    for (const Piece& p : pieces_) {
-      if (p.in != nullptr)
-        out.copy_from(*p.in, p.off, p.len);
-      else
-        out.write(Bytes(p.data));
-    }
-    if (out.written() - start != size_) throw std::logic_error("object layout: written size differs from layout");
-  }
-
- private:
-  struct Piece {
-    const InputFile* in;
-    std::uint64_t off, len;
-    std::vector<std::byte> data;
-  };
-  std::uint64_t add(Piece p) {
-    const std::uint64_t at = size_;
-    size_ += p.len;
-    if (p.len != 0) pieces_.push_back(std::move(p));
-    return at;
-  }
-  std::vector<Piece> pieces_;
-  std::uint64_t size_ = 0;
-};
 
 template <typename T>
 void append_struct(std::vector<std::byte>& v, const T& t) {
@@ -325,9 +268,11 @@ std::vector<std::byte> table_bytes(const std::vector<T>& v) {
   return b;
 }
 
+// Removes the sections `pred` names and gives those in `edit.replace` new
+// contents (edit may be null). `f` is the object at `base` bytes into `in`.
 template <typename E>
-void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bool(std::string_view)>& pred,
-                OutputFile& out) {
+Layout elf_remove(const InputFile& in, std::uint64_t base, const ElfFile<E>& f,
+                  const std::function<bool(std::string_view)>& pred, ObjectEdit* edit) {
   using Ehdr = elf::ElfEhdr<E>;
   using Shdr = elf::ElfShdr<E>;
   using Sym = elf::ElfSym<E>;
@@ -339,11 +284,19 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
   std::vector<bool> removed(n, false);
   bool any = false;
   for (std::size_t i = 1; i < n; ++i) any |= removed[i] = pred(f.names[i]);
-  if (!any) {  // nothing to do: the object as it is
+  // Sections with new contents, by index.
+  std::vector<NewContents*> replaced(n, nullptr);
+  if (edit != nullptr)
+    for (auto& [i, c] : edit->replace) {
+      if (i == 0 || i >= n || removed[i] || !f.has_data(i))
+        throw std::logic_error("elf edit: section to replace is not a kept section with data");
+      replaced[i] = &c;
+    }
+  const bool any_replaced = edit != nullptr && !edit->replace.empty();
+  if (!any && !any_replaced) {  // nothing to do: the object as it is
     Layout l;
-    l.copy(in, 0, in.size());
-    l.write(out);
-    return;
+    l.copy(in, base, f.data.size());
+    return l;
   }
   // Relocations for a removed section go with it.
   for (std::size_t i = 1; i < n; ++i)
@@ -386,6 +339,9 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
     const std::uint32_t info = sh[i].sh_info;
     if (info_is_section(sh[i]) && info != 0 && info < n && removed[info])
       fail_at({file, f.header_offset(i)}, "cannot remove {}: {} refers to it", sec(info), sec(i));
+    // The contents of a replaced section move: nothing may relocate them.
+    if (info_is_section(sh[i]) && info != 0 && info < n && replaced[info] != nullptr)
+      fail_at({file, f.header_offset(i)}, "cannot rewrite {}: {} relocates its contents", sec(info), sec(i));
   }
 
   // New contents for the sections that change; everything else is copied.
@@ -429,7 +385,13 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
                   syms.size());
       }
     std::vector<std::uint64_t> symmap(syms.size(), kNone);
+    std::vector<std::uint64_t> sym_section(syms.size(), kNone);  // the old index of the section defining it
     std::vector<Sym> new_syms;
+    const std::string_view names = sh[t].sh_link < n ? as_chars(f.contents(sh[t].sh_link)) : std::string_view();
+    auto sym_name = [&](const Sym& s) -> std::string_view {
+      const auto e = string_end(names, s.st_name);
+      return e ? names.substr(s.st_name, *e - 1 - s.st_name) : std::string_view("?");
+    };
     std::vector<typename E::U32> new_xindex;
     const std::uint32_t old_locals = sh[t].sh_info;
     std::uint32_t new_locals = 0;
@@ -449,7 +411,20 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
         if (target >= n)
           fail_at({file, sh[t].sh_offset + j * sizeof(Sym)}, "symbol {} of {} refers to section index 0x{:x} (0x{:x} sections)",
                   j, sec(t), target, n);
-        if (removed[target]) continue;
+        if (removed[target]) {
+          if (edit != nullptr && edit->keep_defined_symbols && elf::st_type(s.st_info) != elf::STT_SECTION)
+            fail_at({file, sh[t].sh_offset + j * sizeof(Sym)}, "cannot remove {}: symbol {} ('{}') is defined in it",
+                    sec(target), j, sym_name(s));
+          continue;
+        }
+        sym_section[j] = target;
+        if (NewContents* c = replaced[target]; c != nullptr && elf::st_type(s.st_info) != elf::STT_SECTION) {
+          const auto to = c->move(s.st_value);
+          if (!to)
+            fail_at({file, sh[t].sh_offset + j * sizeof(Sym)}, "symbol {} ('{}') points into {} at 0x{:x}, not at {}",
+                    j, sym_name(s), sec(target), static_cast<std::uint64_t>(s.st_value), c->places);
+          s.st_value = static_cast<typename E::uint>(*to);
+        }
         const std::uint64_t ni = newidx[target];
         if (ni >= elf::SHN_LORESERVE) {
           s.st_shndx = elf::SHN_XINDEX;
@@ -472,9 +447,10 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
       auto b = table_bytes<E>(new_xindex);
       if (!std::ranges::equal(b, f.contents(*shndx_sec))) modified[*shndx_sec] = std::move(b);
     }
-    if (!dropped) continue;
+    if (!dropped && !any_replaced) continue;
 
-    // Symbol indices changed: rewrite everything that holds them.
+    // Symbol indices changed, or symbols and relocations point into sections
+    // whose contents move: rewrite everything that holds them.
     auto map_sym = [&](std::uint64_t j, std::size_t holder, std::uint64_t at) {
       if (j >= symmap.size())
         fail_at({file, at}, "{} refers to symbol index 0x{:x} of {} (0x{:x} symbols)", sec(holder), j, sec(t), symmap.size());
@@ -490,17 +466,42 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
         auto rewrite = [&]<typename R>(R*) {
           auto rels = read_table<E, R>(f, i);
           for (std::size_t k = 0; k < rels.size(); ++k) {
+            const std::uint64_t at = sh[i].sh_offset + k * sizeof(R);
             const typename E::uint info = rels[k].r_info;
             const std::uint32_t sym = elf::r_sym<E>(info, machine);
-            const auto ns = map_sym(sym, i, sh[i].sh_offset + k * sizeof(R));
+            const auto ns = map_sym(sym, i, at);
             rels[k].r_info = elf::with_r_sym<E>(info, static_cast<std::uint32_t>(ns), machine);
+            const std::uint64_t target = sym_section[sym];
+            NewContents* c = target == kNone ? nullptr : replaced[target];
+            if (c == nullptr) continue;
+            // It points at the symbol's value plus the addend: that place moves.
+            if constexpr (std::is_same_v<R, elf::ElfRel<E>>) {
+              fail_at({file, at}, "relocation {} of {} points into {}, whose contents move, with its addend in the "
+                      "relocated section (SHT_REL)", k, sec(i), sec(target));
+            } else {
+              const auto old_value = static_cast<typename E::uint>(syms[sym].st_value);
+              const auto place = static_cast<typename E::uint>(old_value + static_cast<typename E::uint>(
+                                                                   static_cast<std::int64_t>(rels[k].r_addend)));
+              const auto to = c->move(place);
+              if (!to)
+                fail_at({file, at}, "relocation {} of {} points into {} at 0x{:x}, not at {}", k, sec(i), sec(target),
+                        static_cast<std::uint64_t>(place), c->places);
+              const auto new_value = static_cast<typename E::uint>(new_syms[symmap[sym]].st_value);
+              rels[k].r_addend = static_cast<std::make_signed_t<typename E::uint>>(
+                  static_cast<typename E::uint>(*to) - new_value);
+            }
           }
-          modified[i] = table_bytes<E>(rels);
+          auto b = table_bytes<E>(rels);
+          if (!std::ranges::equal(b, f.contents(i))) modified[i] = std::move(b);
         };
         if (type == elf::SHT_REL)
           rewrite(static_cast<elf::ElfRel<E>*>(nullptr));
         else
           rewrite(static_cast<elf::ElfRela<E>*>(nullptr));
+      } else if (!dropped) {
+        // Indices unchanged: only relocations point at places.
+        if (is_relocation_type(type))
+          fail_at({file, f.header_offset(i)}, "cannot check the relocations in {} (type 0x{:x})", sec(i), type);
       } else if (type == elf::SHT_GROUP) {
         out_sh[i].sh_info = static_cast<std::uint32_t>(map_sym(sh[i].sh_info, i, f.header_offset(i)));
       } else if (type == elf::SHT_LLVM_ADDRSIG) {
@@ -593,9 +594,9 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
     if (sh[i].sh_offset < sizeof(Ehdr))
       fail_at({file, f.header_offset(i)}, "{} overlaps the ELF header", sec(i));
     if (sh[i].sh_offset >= fixed_end) continue;
-    if (modified[i] && (sh[i].sh_flags & elf::SHF_ALLOC) != 0)
+    if ((modified[i] || replaced[i]) && (sh[i].sh_flags & elf::SHF_ALLOC) != 0)
       fail_at({file, f.header_offset(i)}, "cannot rewrite {}: it is part of a loadable segment", sec(i));
-    if (!modified[i]) {
+    if (!modified[i] && !replaced[i]) {
       fixed[i] = true;
       fixed_end = std::max<std::uint64_t>(fixed_end, sh[i].sh_offset + sh[i].sh_size);
     }
@@ -603,7 +604,7 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
 
   Layout l;
   const std::size_t header = l.reserve(sizeof(Ehdr));
-  l.copy(in, sizeof(Ehdr), fixed_end - sizeof(Ehdr));
+  l.copy(in, base + sizeof(Ehdr), fixed_end - sizeof(Ehdr));
   for (std::size_t i : order) {
     if (fixed[i]) continue;
     // Each section goes to the next offset with the same remainder modulo its
@@ -618,11 +619,14 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
       out_sh[i].sh_offset = l.size();
       continue;
     }
-    if (modified[i]) {
+    if (replaced[i]) {
+      out_sh[i].sh_size = replaced[i]->bytes.size();
+      out_sh[i].sh_offset = l.append(std::move(replaced[i]->bytes));
+    } else if (modified[i]) {
       out_sh[i].sh_size = modified[i]->size();
       out_sh[i].sh_offset = l.bytes(std::move(*modified[i]));
     } else {
-      out_sh[i].sh_offset = l.copy(in, sh[i].sh_offset, sh[i].sh_size);
+      out_sh[i].sh_offset = l.copy(in, base + sh[i].sh_offset, sh[i].sh_size);
     }
   }
   l.pad_to(E::word_size);
@@ -643,7 +647,7 @@ void elf_remove(const InputFile& in, const ElfFile<E>& f, const std::function<bo
   eh.e_shoff = l.bytes(shdr_table_bytes(table));
   check_elf32_limit<E>(l.size(), file);
   l.fill(header, struct_bytes(eh));
-  l.write(out);
+  return l;
 }
 
 // ===========================================================================
@@ -799,19 +803,51 @@ std::uint32_t aux_section_number(const CoffFile& f, const std::byte* aux) {
   return v;
 }
 
-void coff_remove(const InputFile& in, const CoffFile& f, const std::function<bool(std::string_view)>& pred,
-                 OutputFile& out) {
+// The width of the addend a COFF relocation of `type` keeps in the relocated
+// section when it points at its symbol plus that addend (0: another kind).
+unsigned coff_addend_width(std::uint16_t machine, std::uint16_t type) {
+  switch (machine) {
+    case coff::IMAGE_FILE_MACHINE_AMD64:
+      if (type == coff::IMAGE_REL_AMD64_ADDR64) return 8;
+      if (type == 2 /* ADDR32 */ || type == coff::IMAGE_REL_AMD64_ADDR32NB || type == coff::IMAGE_REL_AMD64_REL32) return 4;
+      return 0;
+    case coff::IMAGE_FILE_MACHINE_I386:
+      return type == coff::IMAGE_REL_I386_DIR32 || type == coff::IMAGE_REL_I386_DIR32NB ||
+                     type == coff::IMAGE_REL_I386_REL32
+                 ? 4
+                 : 0;
+    case coff::IMAGE_FILE_MACHINE_ARM64:
+      if (type == coff::IMAGE_REL_ARM64_ADDR64) return 8;
+      return type == 1 /* ADDR32 */ || type == coff::IMAGE_REL_ARM64_ADDR32NB ? 4 : 0;
+    default:
+      return 0;
+  }
+}
+
+// Removes the sections `pred` names and gives those in `edit.replace` (by
+// index into f.sections) new contents; `f` is the object `base` bytes into `in`.
+Layout coff_remove(const InputFile& in, std::uint64_t base, const CoffFile& f,
+                   const std::function<bool(std::string_view)>& pred, ObjectEdit* edit) {
   const std::string& file = f.file;
   const std::size_t n = f.sections.size();
   auto sec = [&](std::size_t i) { return fmt::format("coff section {} ({})", i + 1, f.names[i]); };
   std::vector<bool> removed(n, false);
   bool any = false;
   for (std::size_t i = 0; i < n; ++i) any |= removed[i] = pred(f.names[i]);
-  if (!any) {
+  std::vector<NewContents*> replaced(n, nullptr);
+  if (edit != nullptr)
+    for (auto& [i, c] : edit->replace) {
+      if (i >= n || removed[i] || !f.has_data(i))
+        throw std::logic_error("coff edit: section to replace is not a kept section with data");
+      if (f.relocation_count(i) != 0)
+        fail_at({file, f.header_offset(i)}, "cannot rewrite {}: it has relocations of its own", sec(i));
+      replaced[i] = &c;
+    }
+  const bool any_replaced = edit != nullptr && !edit->replace.empty();
+  if (!any && !any_replaced) {
     Layout l;
-    l.copy(in, 0, in.size());
-    l.write(out);
-    return;
+    l.copy(in, base, f.data.size());
+    return l;
   }
 
   // Symbol records (aux records travel with their symbol).
@@ -858,13 +894,33 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
   for (std::size_t i = 0; i < n; ++i)
     if (!removed[i]) newsec[i + 1] = ++kept;
 
-  // Keep the symbols of kept sections; renumber their sections.
+  // Keep the symbols of kept sections; renumber their sections, move the
+  // values of those in replaced sections.
   std::vector<std::uint64_t> symmap(nsym, kNone);
+  std::vector<std::uint32_t> new_value(nsym, 0);
   std::vector<std::byte> new_syms;
   std::uint64_t new_count = 0;
   for (std::uint64_t j : heads) {
     const CoffSym s = read_coff_sym(f, Bytes(rec(j), f.symbol_size));
-    if (s.section > 0 && removed[static_cast<std::size_t>(s.section) - 1]) continue;
+    if (s.section > 0 && removed[static_cast<std::size_t>(s.section) - 1]) {
+      if (edit != nullptr && edit->keep_defined_symbols && !is_section_definition(s))
+        fail_at({file, sym_at(j)}, "cannot remove {}: coff symbol {} is defined in it", sec(static_cast<std::size_t>(s.section) - 1), j);
+      continue;
+    }
+    new_value[j] = s.value;
+    if (NewContents* c = s.section > 0 ? replaced[static_cast<std::size_t>(s.section) - 1] : nullptr; c != nullptr) {
+      if (is_section_definition(s)) {
+        store_le<std::uint32_t>(rec(j + 1) + offsetof(coff::AuxSectionDefinition, Length),
+                                static_cast<std::uint32_t>(c->bytes.size()));
+      } else {
+        const auto to = c->move(s.value);
+        if (!to)
+          fail_at({file, sym_at(j)}, "coff symbol {} points into {} at 0x{:x}, not at {}", j,
+                  sec(static_cast<std::size_t>(s.section) - 1), s.value, c->places);
+        new_value[j] = static_cast<std::uint32_t>(*to);
+        store_le<std::uint32_t>(rec(j) + 8, new_value[j]);  // Value follows the 8-byte name in both forms
+      }
+    }
     if (s.section > 0) set_coff_sym_section(f, rec(j), static_cast<std::int32_t>(newsec[static_cast<std::size_t>(s.section)]));
     if (is_section_definition(s)) {
       std::byte* aux = rec(j + 1);
@@ -916,6 +972,54 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
     }
   }
 
+  // Relocations pointing into replaced sections: their addends live in the
+  // relocated section's bytes, which are patched where the place moved.
+  std::map<std::size_t, std::vector<std::byte>> patched;
+  if (any_replaced)
+    for (std::size_t i = 0; i < n; ++i) {
+      if (removed[i]) continue;
+      const std::uint64_t nrel = f.relocation_count(i);
+      const std::uint64_t at = f.sections[i].PointerToRelocations;
+      const std::size_t first = (f.sections[i].Characteristics & coff::IMAGE_SCN_LNK_NRELOC_OVFL) &&
+                                f.sections[i].NumberOfRelocations == 0xffff;
+      for (std::size_t k = first; k < nrel; ++k) {
+        coff::Relocation r;
+        std::memcpy(&r, f.data.data() + at + k * sizeof r, sizeof r);
+        const std::uint64_t rat = at + k * sizeof r;
+        const std::uint32_t j = r.SymbolTableIndex;
+        if (j >= nsym) continue;  // map_sym reports it
+        const CoffSym s = read_coff_sym(f, f.data.subspan(sym_at(j), f.symbol_size));
+        NewContents* c = s.section > 0 && static_cast<std::size_t>(s.section) <= n
+                             ? replaced[static_cast<std::size_t>(s.section) - 1]
+                             : nullptr;
+        if (c == nullptr) continue;
+        const std::size_t target = static_cast<std::size_t>(s.section) - 1;
+        const unsigned width = coff_addend_width(f.machine, r.Type);
+        if (width == 0)
+          fail_at({file, rat}, "relocation {} of {} (type 0x{:x}) points into {}, whose contents move", k, sec(i),
+                  static_cast<std::uint16_t>(r.Type), sec(target));
+        const std::uint64_t off = std::uint64_t{r.VirtualAddress} - f.sections[i].VirtualAddress;
+        const Bytes data = f.contents(i);
+        if (off > data.size() || width > data.size() - off)
+          fail_at({file, rat}, "relocation {} of {} at 0x{:x} is outside its section", k, sec(i), off);
+        auto& bytes = patched.try_emplace(i, data.begin(), data.end()).first->second;
+        const std::int64_t addend = width == 8 ? static_cast<std::int64_t>(load_le<std::uint64_t>(bytes.data() + off))
+                                               : load_le<std::int32_t>(bytes.data() + off);
+        const std::uint64_t place = s.value + static_cast<std::uint64_t>(addend);
+        const auto to = c->move(place);
+        if (!to)
+          fail_at({file, rat}, "relocation {} of {} points into {} at 0x{:x}, not at {}", k, sec(i), sec(target), place,
+                  c->places);
+        const std::int64_t moved = static_cast<std::int64_t>(*to) - static_cast<std::int64_t>(new_value[j]);
+        if (width == 8)
+          store_le<std::uint64_t>(bytes.data() + off, static_cast<std::uint64_t>(moved));
+        else
+          store_le<std::int32_t>(bytes.data() + off, static_cast<std::int32_t>(moved));
+      }
+    }
+  for (auto it = patched.begin(); it != patched.end();)  // unchanged after all: copied from the input
+    it = std::ranges::equal(it->second, f.contents(it->first)) ? patched.erase(it) : std::next(it);
+
   // Section contents, relocations and line numbers of the kept sections, in order.
   Layout l;
   const std::size_t header = l.reserve(f.section_table_offset + kept * sizeof(coff::SectionHeader));
@@ -932,8 +1036,13 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
         s.SizeOfRawData = static_cast<std::uint32_t>(b.size());
         s.PointerToRawData = static_cast<std::uint32_t>(b.empty() ? 0 : l.size());
         l.bytes(std::move(b));
+      } else if (replaced[i] != nullptr) {
+        s.SizeOfRawData = static_cast<std::uint32_t>(replaced[i]->bytes.size());
+        s.PointerToRawData = static_cast<std::uint32_t>(l.append(std::move(replaced[i]->bytes)));
+      } else if (auto p = patched.find(i); p != patched.end()) {
+        s.PointerToRawData = static_cast<std::uint32_t>(l.bytes(std::move(p->second)));
       } else {
-        s.PointerToRawData = static_cast<std::uint32_t>(l.copy(in, f.sections[i].PointerToRawData, data.size()));
+        s.PointerToRawData = static_cast<std::uint32_t>(l.copy(in, base + f.sections[i].PointerToRawData, data.size()));
       }
     } else if (f.has_data(i)) {
       s.PointerToRawData = static_cast<std::uint32_t>(l.size());  // empty, but placed like the assembler does
@@ -954,7 +1063,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
         }
         s.PointerToRelocations = static_cast<std::uint32_t>(l.bytes(std::move(v)));
       } else {
-        s.PointerToRelocations = static_cast<std::uint32_t>(l.copy(in, at, nrel * sizeof(coff::Relocation)));
+        s.PointerToRelocations = static_cast<std::uint32_t>(l.copy(in, base + at, nrel * sizeof(coff::Relocation)));
       }
     } else {
       s.PointerToRelocations = 0;
@@ -965,7 +1074,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
         fail_at({file, f.header_offset(i)}, "cannot renumber the coff line numbers of {}", sec(i));
       const std::uint64_t len = std::uint64_t{s.NumberOfLinenumbers} * 6;
       ByteReader(f.data, file).slice(s.PointerToLinenumbers, len, "coff line numbers");
-      s.PointerToLinenumbers = static_cast<std::uint32_t>(l.copy(in, f.sections[i].PointerToLinenumbers, len));
+      s.PointerToLinenumbers = static_cast<std::uint32_t>(l.copy(in, base + f.sections[i].PointerToLinenumbers, len));
     } else {
       s.PointerToLinenumbers = 0;
     }
@@ -979,7 +1088,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
     if (renumbered || !std::ranges::equal(new_syms, f.data.subspan(f.symbol_table_offset, nsym * f.symbol_size)))
       l.bytes(std::move(new_syms));
     else
-      l.copy(in, f.symbol_table_offset, nsym * f.symbol_size);
+      l.copy(in, base + f.symbol_table_offset, nsym * f.symbol_size);
     const std::string_view strtab =
         f.string_table_size == 0 ? std::string_view() : as_chars(f.data.subspan(f.string_table_offset, f.string_table_size));
     std::uint64_t end = 4;
@@ -1001,7 +1110,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
       std::vector<std::byte> size_field(4);
       store_le<std::uint32_t>(size_field.data(), static_cast<std::uint32_t>(end));
       l.bytes(std::move(size_field));
-      l.copy(in, f.string_table_offset + 4, end - 4);
+      l.copy(in, base + f.string_table_offset + 4, end - 4);
     }
   }
 
@@ -1009,7 +1118,7 @@ void coff_remove(const InputFile& in, const CoffFile& f, const std::function<boo
   for (const auto& s : table) append_struct(hdr, s);
   check_coff_limits(f, kept, l.size());
   l.fill(header, std::move(hdr));
-  l.write(out);
+  return l;
 }
 
 enum class Format { Elf, Coff };
@@ -1043,11 +1152,31 @@ void write_without_sections(const InputFile& obj, const std::function<bool(std::
   if (object_format(obj) == Format::Elf) {
     visit_elf_class(*elf_class_of(obj.bytes()), [&](auto e) {
       using E = decltype(e);
-      elf_remove(obj, ElfFile<E>::parse(obj.bytes(), obj.path()), remove, out);
+      elf_remove(obj, 0, ElfFile<E>::parse(obj.bytes(), obj.path()), remove, nullptr).write(out);
     });
     return;
   }
-  coff_remove(obj, CoffFile::parse(obj.bytes(), obj.path()), remove, out);
+  coff_remove(obj, 0, CoffFile::parse(obj.bytes(), obj.path()), remove, nullptr).write(out);
+}
+
+}  // namespace ot::object
+
+namespace ot::object {
+
+Layout edit_object(const InputFile& in, std::uint64_t base, Bytes obj, const std::string& file, ObjectEdit edit) {
+  const std::function<bool(std::string_view)> remove =
+      edit.remove ? edit.remove : [](std::string_view) { return false; };
+  switch (identify_object(obj)) {
+    case ObjectKind::Elf:
+      return visit_elf_class(*elf_class_of(obj), [&](auto e) {
+        using E = decltype(e);
+        return elf_remove(in, base, ElfFile<E>::parse(obj, file), remove, &edit);
+      });
+    case ObjectKind::Coff:
+      return coff_remove(in, base, CoffFile::parse(obj, file), remove, &edit);
+    default:
+      fail_at({file, 0}, "not an ELF or COFF object file");
+  }
 }
 
 }  // namespace ot::object

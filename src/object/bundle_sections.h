@@ -3,12 +3,16 @@
 // streamed (payloads are copied from their inputs, never held in memory).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "object/layout.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 
@@ -35,5 +39,35 @@ void write_with_added_sections(const InputFile& host, std::span<const AddedSecti
 // removed one, dynamic symbols would change, ...).
 void write_without_sections(const InputFile& obj, const std::function<bool(std::string_view)>& remove,
                             OutputFile& out);
+
+// A section given new contents by edit_object.
+struct NewContents {
+  Layout bytes;
+  // Where a place in the old contents (a symbol's value, a relocation's symbol
+  // plus addend; the end of the section included) lies in the new ones;
+  // nullopt where it lies nowhere, which is refused.
+  std::function<std::optional<std::uint64_t>(std::uint64_t)> move;
+  std::string places;  // what `move` maps, for the error ("the start of a bundle")
+};
+
+struct ObjectEdit {
+  std::function<bool(std::string_view)> remove;  // the sections to remove, by name (none when empty)
+  // Kept sections with new contents, by index into ElfFile::shdrs (section 0
+  // the null section) or CoffFile::sections.
+  std::map<std::size_t, NewContents> replace;
+  // Refuse to remove a section that defines a symbol (other than its section
+  // symbol) instead of dropping the symbol with it.
+  bool keep_defined_symbols = false;
+};
+
+// The ELF or COFF relocatable object `obj`, which lies `base` bytes into `in`
+// (an archive member, or all of `in`), laid out again with
+// write_without_sections' rules and `edit` applied: removed sections
+// renumbered away; symbols in replaced sections and the places relocations
+// point at in them (ELF RELA addends, COFF addends in the relocated bytes)
+// moved with `move`. Nothing may relocate a replaced section's own contents,
+// and ELF SHT_REL relocations into one are refused. Errors name `file` and the
+// offset inside `obj`.
+Layout edit_object(const InputFile& in, std::uint64_t base, Bytes obj, const std::string& file, ObjectEdit edit);
 
 }  // namespace ot::object

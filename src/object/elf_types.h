@@ -40,7 +40,8 @@ inline constexpr std::uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, S
                                SHT_SHLIB = 10, SHT_DYNSYM = 11, SHT_INIT_ARRAY = 14, SHT_FINI_ARRAY = 15,
                                SHT_PREINIT_ARRAY = 16, SHT_GROUP = 17, SHT_SYMTAB_SHNDX = 18, SHT_RELR = 19,
                                SHT_CREL = 0x40000014, SHT_ANDROID_REL = 0x60000001, SHT_ANDROID_RELA = 0x60000002,
-                               SHT_LLVM_ADDRSIG = 0x6fff4c03, SHT_GNU_HASH = 0x6ffffff6,
+                               SHT_LLVM_ADDRSIG = 0x6fff4c03, SHT_LLVM_OFFLOADING = 0x6fff4c0b,
+                               SHT_GNU_HASH = 0x6ffffff6,
                                SHT_GNU_verdef = 0x6ffffffd, SHT_GNU_verneed = 0x6ffffffe,
                                SHT_GNU_versym = 0x6fffffff;
 

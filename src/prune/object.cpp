@@ -1,15 +1,206 @@
-// Pruning relocatable objects and ar archives: not yet (see kinds.h).
+// Pruning relocatable ELF and COFF objects (see kinds.h). Three containers live in them:
+//
+//   .hip_fatbin                 one or more bundles (binary or CCOB) one after another, each at the
+//                               section's alignment: each pruned, packed again at that alignment;
+//                               symbols and addends (ELF RELA, COFF in the relocated bytes) at a
+//                               bundle start move with it; anything else pointing into it is refused
+//   __CLANG_OFFLOAD_BUNDLE__<id>  one entry per section (what the bundler's -type=o writes): a
+//                               dropped entry's section is removed, the sections renumbered
+//   .llvm.offloading            concatenated OffloadBinaries (SHT_LLVM_OFFLOADING)
+//
+// The same for COFF objects. object::edit_object re-lays the object out (a
+// relocatable file has no addresses) and fixes section indices, symbols and
+// relocations; what it cannot fix it refuses.
+#include <bit>
+#include <map>
+#include <set>
+
+#include "object/bundle_sections.h"
+#include "object/object_file.h"
+#include "formats/bundle_sequence.h"
 #include "prune/kinds.h"
+#include "prune/object_plan.h"
 #include "support/error.h"
 
 namespace ot::prune {
+namespace {
 
-Report prune_object(const InputFile&, const Selection&, const std::string& file, const compress::Sink&) {
-  fail_at({file, 0}, "relocatable objects are not pruned yet");
+constexpr std::string_view kBundleSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
+
+// Runs prune_container on `data` (the bytes at `at` in the object) with errors
+// naming `where` and offsets inside the object; its pieces go to `out`.
+Report prune_piece(const InputFile& in, Bytes data, std::uint64_t at, const Selection& selection,
+                   const std::string& where, object::Layout& out) {
+  return rebase_errors(at, [&] {
+    return prune_container(data, selection, where, [&](Bytes b) { out.bytes_of(in, b); });
+  });
 }
 
-Report prune_archive(const InputFile&, const Selection&, const std::string& file, const compress::Sink&) {
-  fail_at({file, 0}, "ar archives are not pruned yet");
+// A section as the planning sees it, from either format.
+struct SectionView {
+  std::size_t index;        // for ObjectEdit::replace
+  std::string name;
+  Bytes data;               // empty without data
+  bool has_data;
+  std::uint64_t at;         // file offset of the contents (for errors)
+  std::uint64_t header;     // file offset of the section header (for errors)
+  std::uint64_t align;      // a power of two
+  std::uint32_t type;       // ELF sh_type; 0 for COFF
+};
+
+std::uint64_t power_of_two_or_1(std::uint64_t a) { return std::has_single_bit(a) && a <= 0x10000 ? a : 1; }
+
+std::vector<SectionView> elf_sections(Bytes obj, const std::string& file, std::uint16_t& e_type) {
+  return object::visit_elf_class(*object::elf_class_of(obj), [&](auto e) {
+    using E = decltype(e);
+    const auto f = object::ElfFile<E>::parse(obj, file);
+    e_type = f.ehdr.e_type;
+    std::vector<SectionView> out;
+    for (std::size_t i = 1; i < f.shdrs.size(); ++i)
+      out.push_back({i, f.names[i], f.contents(i), f.has_data(i), f.shdrs[i].sh_offset, f.header_offset(i),
+                     power_of_two_or_1(f.shdrs[i].sh_addralign), f.shdrs[i].sh_type});
+    return out;
+  });
+}
+
+std::vector<SectionView> coff_sections(Bytes obj, const std::string& file) {
+  const auto f = object::CoffFile::parse(obj, file);
+  std::vector<SectionView> out;
+  for (std::size_t i = 0; i < f.sections.size(); ++i) {
+    const std::uint32_t a = (f.sections[i].Characteristics & object::coff::IMAGE_SCN_ALIGN_MASK) >> 20;
+    out.push_back({i, f.names[i], f.contents(i), f.has_data(i), f.sections[i].PointerToRawData, f.header_offset(i),
+                   a == 0 ? 1 : std::uint64_t{1} << (a - 1), 0});
+  }
+  return out;
+}
+
+std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base, Bytes obj,
+                                        const std::vector<SectionView>& views, std::string container,
+                                        const Selection& selection, const std::string& file,
+                                        const std::string& where_prefix) {
+  ObjectPlan plan;
+  plan.report.container = std::move(container);
+  plan.report.size_before = obj.size();
+  object::ObjectEdit edit;
+  edit.keep_defined_symbols = true;
+  std::set<std::string, std::less<>> remove;
+  Report sections{"bundle sections", {}, 0, 0};  // the __CLANG_OFFLOAD_BUNDLE__ entries, for check_not_empty
+  bool found = false;
+
+  for (const SectionView& v : views) {
+    const std::string& name = v.name;
+    const std::uint64_t at = v.at;
+    const std::string where = where_prefix + "section " + name;
+    const std::string label = fmt::format("{}: section {}", file, name);
+    if (name.starts_with(kBundleSectionPrefix)) {
+      found = true;
+      const std::string id = name.substr(kBundleSectionPrefix.size());
+      const bool kept = stays(selection, id, {file, v.header});
+      sections.entries.push_back({id, v.data.size(), kept, where});
+      plan.report.entries.push_back(sections.entries.back());
+      if (!kept) remove.insert(name);
+      continue;
+    }
+    if (!v.has_data) continue;
+    const Bytes data = v.data;
+    if (name == ".hip_fatbin") {
+      found = true;
+      const auto spans = rebase_errors(at, [&] { return formats::split_bundles(data, label); });
+      if (spans.empty() && !data.empty()) fail_at({label, at}, "the section does not start with an offload bundle");
+      object::NewContents c;
+      std::map<std::uint64_t, std::uint64_t> starts;  // old bundle start -> new
+      bool dropped = false;
+      for (std::size_t k = 0; k < spans.size(); ++k) {
+        const formats::BundleSpan& s = spans[k];
+        c.bytes.pad_to(v.align);
+        starts[s.offset] = c.bytes.size();
+        object::Layout pruned;
+        const Bytes bundle = data.subspan(s.offset, s.size);
+        Report r = prune_piece(in, bundle, at + s.offset, selection, label, pruned);
+        for (EntryReport& e : r.entries) {
+          e.where = spans.size() == 1 ? where : fmt::format("{}, bundle {} at 0x{:x}", where, k + 1, s.offset);
+          plan.report.entries.push_back(e);
+        }
+        if (r.dropped() == 0) {  // as it was (a CCOB is not compressed again)
+          c.bytes.bytes_of(in, bundle);
+          continue;
+        }
+        dropped = true;
+        c.bytes.append(std::move(pruned));
+      }
+      if (!dropped) continue;
+      starts[data.size()] = c.bytes.size();
+      c.move = [starts](std::uint64_t off) -> std::optional<std::uint64_t> {
+        auto it = starts.find(off);
+        if (it == starts.end()) return std::nullopt;
+        return it->second;
+      };
+      c.places = "the start of a bundle";
+      edit.replace.emplace(v.index, std::move(c));
+      continue;
+    }
+    if (name == ".llvm.offloading" || v.type == object::elf::SHT_LLVM_OFFLOADING) {
+      found = true;
+      object::NewContents c;
+      Report r = prune_piece(in, data, at, selection, label, c.bytes);
+      for (EntryReport& e : r.entries) {
+        e.where = where;
+        plan.report.entries.push_back(e);
+      }
+      if (r.dropped() == 0) continue;
+      const std::uint64_t old_end = data.size(), new_end = c.bytes.size();
+      c.move = [old_end, new_end](std::uint64_t off) -> std::optional<std::uint64_t> {
+        if (off == 0) return 0;
+        if (off == old_end) return new_end;
+        return std::nullopt;
+      };
+      c.places = "its start or end";
+      edit.replace.emplace(v.index, std::move(c));
+    }
+  }
+  if (!found) return std::nullopt;
+  check_not_empty(selection, sections, file);
+  if (!remove.empty()) edit.remove = [remove](std::string_view n) { return remove.contains(n); };
+  plan.layout = object::edit_object(in, base, obj, file, std::move(edit));
+  plan.report.size_after = plan.layout.size();
+  return plan;
+}
+
+}  // namespace
+
+bool holds_container(Bytes obj, const std::string& file) {
+  for (const object::SectionInfo& s : object::read_sections(obj, file))
+    if (s.name.starts_with(kBundleSectionPrefix) || s.name == ".hip_fatbin" || s.name == ".llvm.offloading" ||
+        s.type == object::elf::SHT_LLVM_OFFLOADING)
+      return true;
+  return false;
+}
+
+std::optional<ObjectPlan> plan_object(const InputFile& in, std::uint64_t base, Bytes obj, const Selection& selection,
+                                      const std::string& file, const std::string& where_prefix) {
+  switch (object::identify_object(obj)) {
+    case object::ObjectKind::Elf: {
+      std::uint16_t type = 0;
+      std::vector<SectionView> views = elf_sections(obj, file, type);
+      if (type != object::elf::ET_REL) fail_at({file, 0}, "not a relocatable object (e_type 0x{:x})", type);
+      return plan_sections(in, base, obj, views, "relocatable object (ELF)", selection, file, where_prefix);
+    }
+    case object::ObjectKind::Coff:
+      return plan_sections(in, base, obj, coff_sections(obj, file), "relocatable object (COFF)", selection, file,
+                           where_prefix);
+    default:
+      fail_at({file, 0}, "not an ELF or COFF relocatable object");
+  }
+}
+
+Report prune_object(const InputFile& in, const Selection& selection, const std::string& file,
+                    const compress::Sink& sink) {
+  std::optional<ObjectPlan> plan = plan_object(in, 0, in.bytes(), selection, file, "");
+  if (!plan)
+    fail_at({file, 0}, "the object holds no offload container (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__ sections, "
+            ".llvm.offloading)");
+  plan->layout.emit(sink);
+  return std::move(plan->report);
 }
 
 }  // namespace ot::prune

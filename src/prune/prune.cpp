@@ -10,7 +10,6 @@
 #include "formats/offload_binary.h"
 
 namespace ot::prune {
-namespace {
 
 void check_not_empty(const Selection& selection, const Report& r, const std::string& file) {
   if (selection.allow_empty) return;
@@ -23,6 +22,8 @@ void check_not_empty(const Selection& selection, const Report& r, const std::str
   if (any_device && !device_kept)
     fail(file, "no device entry of the {} would stay (--allow-empty writes it without any)", r.container);
 }
+
+namespace {
 
 // The bundle alignment the bundler used for `entries`: the largest power of
 // two up to 4096 whose layout reproduces their offsets, else the largest one

@@ -84,6 +84,10 @@ Report prune_container(Bytes data, const Selection& selection, const std::string
 // kernel). Everything is checked before the first byte reaches the sink.
 Report prune_file(const InputFile& in, const Selection& selection, const std::string& file, const compress::Sink& sink);
 
+// Fails (naming `file`) when `r` has device entries and none stays, unless
+// the selection allows that.
+void check_not_empty(const Selection& selection, const Report& r, const std::string& file);
+
 // What the container filling `data` is, as Report::container names it, or ""
 // when prune_container does not know it.
 std::string container_kind(Bytes data);

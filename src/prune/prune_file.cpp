@@ -19,7 +19,7 @@ std::uint16_t elf_type(Bytes data, const std::string& file) {
 Report prune_file(const InputFile& in, const Selection& selection, const std::string& file,
                   const compress::Sink& sink) {
   Bytes data = in.bytes();
-  if (archive::is_archive(data)) return prune_archive(in, selection, file, sink);
+  if (archive::is_archive(data) || archive::is_thin_archive(data)) return prune_archive(in, selection, file, sink);
   switch (object::identify_object(data)) {
     case object::ObjectKind::Elf:
       if (elf_type(data, file) == object::elf::ET_REL) return prune_object(in, selection, file, sink);

@@ -1,5 +1,5 @@
-// offloadtool prune: a container rewritten with only the device entries of the
-// GPUs kept (prune/prune.h does the work).
+// offloadtool prune: a container, relocatable object or ar archive rewritten
+// with only the device entries of the GPUs kept (prune/prune.h does the work).
 //
 //   offloadtool prune --keep TARGET... FILE -o OUT
 //   offloadtool prune --drop TARGET... FILE --in-place
@@ -136,7 +136,9 @@ cli::AppletBody define_prune(CLI::App& app) {
       "is a target ID (gfx90a, gfx90a:xnack+) or a bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with "
       "compat's rules: a feature the target leaves out matches any setting, and a full target ID "
       "(gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host entries always stay. A compressed bundle is "
-      "compressed again with its method and version.");
+      "compressed again with its method and version. In an ELF or COFF relocatable object the bundles of .hip_fatbin, the "
+      "__CLANG_OFFLOAD_BUNDLE__ sections and .llvm.offloading are pruned, the object laid out again with its "
+      "symbols and relocations moved; in an ar archive every such object member, the symbol table following.");
   app.add_option("input", o->input, "the container to prune")->required();
   auto* keep = app.add_option("--keep", o->keep, "keep only the entries these targets select (comma-separated or repeated)")
                    ->delimiter(',')

@@ -9,7 +9,12 @@
 #include "compat/target_spec.h"
 #include "compress/ccob.h"
 #include "formats/bundle_binary.h"
+#include "formats/bundle_sequence.h"
+#include "object/elf_types.h"
+#include "object/elf_writer.h"
+#include "object/object_file.h"
 #include "prune/prune.h"
+#include "support/mapped_file.h"
 #include "support/bytes.h"
 
 using namespace ot;
@@ -146,4 +151,99 @@ TEST_CASE("CCOB version 1: written again as version 1, the compressed data LLVM 
   auto one = pruned(v1, keep({"gfx906"}), &r);
   CHECK(r.container == "compressed bundle (version 1, zstd) holding a binary bundle");
   CHECK(formats::read_ccob_header(one, "one").version == 1);
+}
+
+// ---------------------------------------------------------------------------
+// Relocatable objects (the CLI suite checks clang 19's objects with LLVM's
+// tools and the linkers; these pin the moving of symbols and addends).
+
+namespace {
+
+std::vector<std::byte> test_bundle(std::uint8_t seed) {
+  std::vector<std::byte> a(3000, std::byte{seed}), b(3000, std::byte(seed + 1));
+  return test::assemble_binary({"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx906",
+                                "hip-amdgcn-amd-amdhsa--gfx90a"},
+                               {{}, a, b}, 1);
+}
+
+// .hip_fatbin holding two bundles (the second at 0x2000), a symbol at each and
+// .data pointing at each: one through the symbol, one as "first + 0x2000".
+std::vector<std::byte> two_bundle_object(const object::ElfTarget& target, std::uint32_t abs_type) {
+  object::RelocatableObject obj;
+  std::vector<std::byte> fatbin = test_bundle(1);
+  fatbin.resize(0x2000);
+  std::vector<std::byte> second = test_bundle(3);
+  fatbin.insert(fatbin.end(), second.begin(), second.end());
+  const std::uint32_t fb = obj.add_section({".hip_fatbin", object::SectionKind::ReadOnly, 4096,
+                                             {object::Chunk::owned(fatbin)}});
+  const std::uint32_t data = obj.add_section({".data", object::SectionKind::Data, 8,
+                                               {object::Chunk::zeros(target.is64 ? 24 : 12)}});
+  const std::uint32_t first = obj.add_symbol({"first", static_cast<std::int32_t>(fb), 0});
+  const std::uint32_t two =
+      obj.add_symbol({"second", static_cast<std::int32_t>(fb), 0x2000, 0, object::Binding::Global});
+  const std::uint64_t w = target.is64 ? 8 : 4;
+  obj.relocs.push_back({data, 0, abs_type, first, 0});
+  obj.relocs.push_back({data, w, abs_type, two, 0});
+  obj.relocs.push_back({data, 2 * w, abs_type, first, 0x2000});
+  return object::write_elf(obj, target).flatten();
+}
+
+}  // namespace
+
+TEST_CASE("relocatable object: the bundles of .hip_fatbin packed, symbols and RELA addends moved with them") {
+  auto in = InputFile::from_memory("t.o", two_bundle_object({true, false, object::kEmX86_64, 0, true},
+                                                            object::elf::R_X86_64_64));
+  std::vector<std::byte> out;
+  auto sink = [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); };
+  prune::Report r = prune::prune_file(*in, keep({"gfx906"}), "t.o", sink);
+  CHECK(r.container == "relocatable object (ELF)");
+  REQUIRE(r.entries.size() == 6);
+  CHECK(r.entries[4].where == "section .hip_fatbin, bundle 2 at 0x2000");
+  CHECK(r.dropped() == 2);
+  CHECK(r.size_after == out.size());
+
+  using E = object::elf::Elf64LE;
+  auto f = object::ElfFile<E>::parse(out, "out");
+  std::size_t fb = 0, rela = 0, symtab = 0;
+  for (std::size_t i = 0; i < f.names.size(); ++i) {
+    if (f.names[i] == ".hip_fatbin") fb = i;
+    if (f.names[i] == ".rela.data") rela = i;
+    if (f.names[i] == ".symtab") symtab = i;
+  }
+  REQUIRE((fb != 0 && rela != 0 && symtab != 0));
+  CHECK(f.shdrs[fb].sh_offset % 4096 == 0);
+  auto spans = formats::split_bundles(f.contents(fb), "fb");
+  REQUIRE(spans.size() == 2);
+  CHECK(spans[1].offset == 0x1000);  // each bundle now ~0xc00 bytes, at the section's alignment
+  for (const auto& s : spans) {
+    auto entries = formats::read_binary_bundle(f.contents(fb).subspan(s.offset, s.size), "b");
+    REQUIRE(entries.size() == 2);
+    CHECK(entries[1].id == "hip-amdgcn-amd-amdhsa--gfx906");
+  }
+  // every pointer lands on its bundle: symbol value + addend
+  ByteReader syms(f.contents(symtab), "syms"), rels(f.contents(rela), "rels");
+  std::vector<std::uint64_t> places;
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    auto rel = rels.read<object::elf::ElfRela<E>>(k * 24, "rela");
+    auto sym = syms.read<object::elf::ElfSym<E>>(object::elf::r_sym<E>(rel.r_info, object::kEmX86_64) * 24, "sym");
+    places.push_back(sym.st_value + static_cast<std::uint64_t>(static_cast<std::int64_t>(rel.r_addend)));
+  }
+  CHECK(places == std::vector<std::uint64_t>{0, 0x1000, 0x1000});
+}
+
+TEST_CASE("relocatable object: what cannot be moved is refused, nothing reaches the sink") {
+  std::vector<std::byte> out;
+  auto sink = [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); };
+  // i386: the addend lives in .data (SHT_REL)
+  auto rel = InputFile::from_memory("r.o", two_bundle_object({false, false, object::kEmI386, 0, false},
+                                                             object::elf::R_386_32));
+  CHECK_THROWS_WITH_AS(prune::prune_file(*rel, keep({"gfx906"}), "r.o", sink),
+                       doctest::Contains("whose contents move, with its addend in the relocated section (SHT_REL)"),
+                       Error);
+  // nothing dropped: the object as it was, whatever its relocations
+  std::vector<std::byte> same;
+  prune::prune_file(*rel, keep({"gfx906", "gfx90a"}), "r.o",
+                    [&](Bytes b) { same.insert(same.end(), b.begin(), b.end()); });
+  CHECK(same == std::vector<std::byte>(rel->bytes().begin(), rel->bytes().end()));
+  CHECK(out.empty());
 }
