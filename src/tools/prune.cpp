@@ -127,18 +127,18 @@ int prune_file(PruneOptions o) {
 cli::AppletBody define_prune(CLI::App& app) {
   auto o = std::make_shared<PruneOptions>();
   app.description(
-      "Rewrite a binary or text offload bundle, a compressed bundle (CCOB), concatenated offload binaries, or a "
-      "linked shared library or executable (HIP's .hip_fatbin, OpenMP's .llvm.offloading) with only the device "
-      "entries of the GPUs kept, laid out as the bundler or packager writes those entries. In a linked file the "
-      "bundles or offload binaries are packed, the pointers that register them move with them (an OpenMP program "
-      "registers one image less for each binary dropped), and the file shrinks by whole pages; no address of code "
-      "or data changes, and what cannot be moved safely is refused. A target "
-      "is a target ID (gfx90a, gfx90a:xnack+) or a bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with "
-      "compat's rules: a feature the target leaves out matches any setting, and a full target ID "
-      "(gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host entries always stay. A compressed bundle is "
-      "compressed again with its method and version. In an ELF or COFF relocatable object the bundles of .hip_fatbin, the "
-      "__CLANG_OFFLOAD_BUNDLE__ sections and .llvm.offloading are pruned, the object laid out again with its "
-      "symbols and relocations moved; in an ar archive every such object member, the symbol table following.");
+      "Rewrite a file with only the device entries of the GPUs kept: a binary or text offload bundle, a compressed "
+      "bundle (CCOB, compressed again with its method and version), concatenated offload binaries, an ELF or COFF "
+      "relocatable object (the bundles of .hip_fatbin, the __CLANG_OFFLOAD_BUNDLE__ sections and .llvm.offloading; "
+      "the object laid out again with its symbols and relocations moved), an ar archive (every such member, the "
+      "symbol table following), or a linked shared library or executable (HIP's .hip_fatbin, OpenMP's "
+      ".llvm.offloading). Entries are laid out as the bundler or packager writes them. In a linked file the bundles "
+      "or offload binaries are packed, the pointers that register them move with them (an OpenMP program registers "
+      "one image less for each binary dropped), and the file shrinks by whole pages; no address of code or data "
+      "changes, and what cannot be moved safely is refused. A target is a target ID (gfx90a, gfx90a:xnack+) or a "
+      "bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with compat's rules: a feature the target leaves "
+      "out matches any setting, and a full target ID (gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host "
+      "entries always stay.");
   app.add_option("input", o->input, "the container to prune")->required();
   auto* keep = app.add_option("--keep", o->keep, "keep only the entries these targets select (comma-separated or repeated)")
                    ->delimiter(',')
