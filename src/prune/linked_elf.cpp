@@ -242,6 +242,10 @@ class LinkedPruner {
       report_.entries.push_back(std::move(e));
     }
     it.new_size = r.size_after;
+    if (r.dropped() == 0) {  // as it was: a CCOB is not compressed again (at another level than its own)
+      it.pieces = {section.subspan(it.offset, it.size)};
+      it.new_size = it.size;
+    }
     return r;
   }
 
@@ -256,6 +260,12 @@ class LinkedPruner {
       it.new_offset = it.new_size ? align_up(cursor, align) : cursor;
       cursor = it.new_offset + it.new_size;
     }
+    // A compressed bundle is compressed again at its method's default level,
+    // which may do worse than the level it was made with.
+    if (cursor > sec_size_)
+      fail_at({file_, sec_off_}, "the pruned {} (0x{:x} bytes) would be larger than the section (0x{:x} bytes): its "
+              "compressed bundles compress worse at the default level than they were; not pruned", name_, cursor,
+              sec_size_);
     new_sec_size_ = cursor;
   }
 

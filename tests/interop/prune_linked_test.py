@@ -369,10 +369,27 @@ def refused(root):
     variant('text relocations', dyn['offset'] + tags.index(0) * 16, 22, r'text relocations')
 
 
+def unchanged(root):
+    """Bundles that lose nothing stay as they were: a CCOB made at level 19 is
+    not compressed again at the default level (which would make it larger:
+    more bytes than the section holds)."""
+    folder = os.path.join(root, 'unchanged')
+    os.makedirs(folder)
+    write(os.path.join(folder, 'k.hip'), KERNELS.encode())
+    sh([CLANGXX] + HIP + ['-fPIC', '--offload-compress', '--offload-compression-level=19', '-c', 'k.hip', '-o', 'k.o'],
+       folder)
+    sh([CLANGXX] + LINKERS['lld'] + ['-shared', 'k.o', '-o', 'libk.so'], folder)
+    r = run([OT, 'prune', '--drop', 'gfx1100', 'libk.so', '-o', 'out.so'], cwd=folder, text=True, timeout=60)
+    check('nothing dropped from level-19 compressed bundles: the same bytes',
+          r.returncode == 0 and read(os.path.join(folder, 'out.so')) == read(os.path.join(folder, 'libk.so')),
+          r.stderr)
+
+
 def main():
     def body(root):
         harness.run_cases(cases(root) + omp_cases(root), jobs=2)
         refused(root)
+        unchanged(root)
     return harness.run_suite('prune-linked', body, needs=[CLANG, CLANGXX, 'readelf', 'eu-elflint', 'ld.bfd',
                                                           os.path.join(LLVM_BIN, 'ld.lld')])
 
