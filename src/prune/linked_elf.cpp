@@ -377,16 +377,11 @@ class LinkedPruner {
                 alloc ? "a packed or REL format" : "static relocations kept by --emit-relocs");
       }
     }
-    // Every pointer into the section (after its start): where relocations are, they say which
-    // words are pointers; an executable without any holds absolute values,
-    // found in its writable sections' aligned words.
+    // Every pointer into the section (after its start).
     std::map<std::uint64_t, std::uint64_t> into;  // address -> value
-    const Where nowhere{file_, std::nullopt};
-    for (const auto& [addr, at] : rela_)
-      if (std::uint64_t v = pointer(addr, {file_, at}); moves(v)) into[addr] = v;
-    for (std::uint64_t addr : relr_)
-      if (std::uint64_t v = pointer(addr, nowhere); moves(v)) into[addr] = v;
-    if (rela_.empty() && relr_.empty()) scan_absolute(into);
+    for_each_pointer([&](std::uint64_t addr, std::uint64_t value) {
+      if (moves(value)) into[addr] = value;
+    });
 
     std::set<std::uint64_t> claimed = kind_ == Kind::Hip ? move_wrappers(into) : move_image_records(into);
     for (const auto& [addr, value] : into)
@@ -400,12 +395,19 @@ class LinkedPruner {
     }
   }
 
-  void scan_absolute(std::map<std::uint64_t, std::uint64_t>& into) const {
+  // Calls f(address, value) for every word the file says is a pointer: where
+  // relocations are, the words they relocate; an executable without any holds
+  // absolute values, so every aligned word of its writable sections.
+  template <typename F>
+  void for_each_pointer(F&& f) const {
+    for (const auto& [addr, at] : rela_) f(addr, pointer(addr, {file_, at}));
+    for (std::uint64_t addr : relr_) f(addr, pointer(addr, {file_, std::nullopt}));
+    if (!rela_.empty() || !relr_.empty()) return;
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const Shdr& s = elf_.shdrs[i];
       if (s.sh_type == elf::SHT_NOBITS || !(s.sh_flags & elf::SHF_ALLOC) || !(s.sh_flags & elf::SHF_WRITE)) continue;
       for (std::uint64_t a = align_up(s.sh_addr, 8); a + 8 <= s.sh_addr + s.sh_size; a += 8)
-        if (std::uint64_t v = r_.u64le(s.sh_offset + (a - s.sh_addr), "pointer"); moves(v)) into[a] = v;
+        f(a, r_.u64le(s.sh_offset + (a - s.sh_addr), "pointer"));
     }
   }
 
@@ -462,6 +464,7 @@ class LinkedPruner {
     // The descriptor: a pointer to the array, after the int32 image count.
     std::optional<std::uint64_t> descriptor;
     auto consider = [&](std::uint64_t addr) {
+      if (addr < 8) return;
       std::optional<std::uint64_t> off = file_offset(addr - 8, 4);
       if (!off || load_le<std::int32_t>(r_.slice(*off, 4, "NumDeviceImages").data()) != static_cast<std::int32_t>(count))
         return;
@@ -469,19 +472,9 @@ class LinkedPruner {
         fail_at({file_, off}, "two __tgt_bin_desc descriptors name the image array at 0x{:x}", array);
       descriptor = addr - 8;
     };
-    for (const auto& [addr, at] : rela_)
-      if (pointer(addr, {file_, at}) == array) consider(addr);
-    for (std::uint64_t addr : relr_)
-      if (pointer(addr, {file_, std::nullopt}) == array) consider(addr);
-    if (rela_.empty() && relr_.empty()) {
-      std::map<std::uint64_t, std::uint64_t> words;
-      for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
-        const Shdr& s = elf_.shdrs[i];
-        if (s.sh_type == elf::SHT_NOBITS || !(s.sh_flags & elf::SHF_ALLOC) || !(s.sh_flags & elf::SHF_WRITE)) continue;
-        for (std::uint64_t a = align_up(s.sh_addr, 8); a + 8 <= s.sh_addr + s.sh_size; a += 8)
-          if (r_.u64le(s.sh_offset + (a - s.sh_addr), "pointer") == array && a >= 8) consider(a);
-      }
-    }
+    for_each_pointer([&](std::uint64_t addr, std::uint64_t value) {
+      if (value == array) consider(addr);
+    });
     if (!descriptor)
       fail_at({file_, file_offset(array, 8)}, "no __tgt_bin_desc descriptor counts the {} __tgt_device_image records at "
               "0x{:x}", count, array);
@@ -514,11 +507,17 @@ class LinkedPruner {
     return claimed;
   }
 
-  void read_rela(std::size_t index) {
+  // A table section (relocations, symbols) of whole `size`-byte entries.
+  const Shdr& table(std::size_t index, std::uint64_t size) const {
     const Shdr& s = elf_.shdrs[index];
-    if (s.sh_entsize != sizeof(Rela) || s.sh_size % sizeof(Rela) != 0)
+    if (s.sh_entsize != size || s.sh_size % size != 0)
       fail_at({file_, elf_.header_offset(index)}, "{} has entries of 0x{:x} bytes, expected 0x{:x}", elf_.names[index],
-              static_cast<std::uint64_t>(s.sh_entsize), sizeof(Rela));
+              static_cast<std::uint64_t>(s.sh_entsize), size);
+    return s;
+  }
+
+  void read_rela(std::size_t index) {
+    const Shdr& s = table(index, sizeof(Rela));
     for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += sizeof(Rela)) {
       Rela rel = r_.read<Rela>(at, "relocation");
       const std::uint64_t info = rel.r_info;
@@ -546,10 +545,7 @@ class LinkedPruner {
   }
 
   void move_symbols(std::size_t index) {
-    const Shdr& s = elf_.shdrs[index];
-    if (s.sh_entsize != sizeof(Sym) || s.sh_size % sizeof(Sym) != 0)
-      fail_at({file_, elf_.header_offset(index)}, "{} has entries of 0x{:x} bytes, expected 0x{:x}", elf_.names[index],
-              static_cast<std::uint64_t>(s.sh_entsize), sizeof(Sym));
+    const Shdr& s = table(index, sizeof(Sym));
     for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += sizeof(Sym)) {
       Sym sym = r_.read<Sym>(at, "symbol");
       const std::uint64_t value = sym.st_value;
