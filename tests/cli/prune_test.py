@@ -254,12 +254,7 @@ def test_detected(root):
 # ---------------------------------------------------------------------------
 # Relocatable objects and archives, built by clang 19
 
-PRELUDE = b"""#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-struct dim3 { unsigned x, y, z; };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long shm, hipStream_t s);
-"""
+PRELUDE = harness.HIP_PRELUDE
 KERNEL_K = PRELUDE + b"""
 __device__ int twice(int v) { return 2 * v; }
 __global__ void scale(int *x, int n) {

@@ -27,12 +27,7 @@ from harness import CLANGXX as CLANG, LLVM_BIN, LLVM_BUNDLER, OT as OURS, outcom
 ARCHS = ['--offload-arch=gfx906', '--offload-arch=gfx90a', '--offload-arch=gfx1030']
 HIP = ['-x', 'hip'] + ARCHS + ['-nogpulib', '-nogpuinc']
 
-PRELUDE = b'''#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-struct dim3 { unsigned x, y, z; };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long shm, hipStream_t s);
-'''
+PRELUDE = harness.HIP_PRELUDE
 KERNEL = PRELUDE + b'''
 __device__ int twice(int v) { return 2 * v; }
 __global__ void scale(int *x, int n) {

@@ -37,14 +37,7 @@ HIP = ['-x', 'hip'] + ARCHS + ['-nogpulib', '-nogpuinc']
 KEEP = 'gfx90a'   # keeps gfx90a:xnack-
 DROPPED = ('gfx906', 'gfx1030')
 
-PRELUDE = '''#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-struct dim3 { unsigned x, y, z; };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long shm, hipStream_t s);
-#include <stdexcept>
-#include <cstdio>
-'''
+PRELUDE = harness.HIP_PRELUDE.decode() + '#include <stdexcept>\n#include <cstdio>\n'
 KERNELS = PRELUDE + '''
 __device__ int twice(int v) { return 2 * v; }
 __global__ void scale(int *x, int n) { if (n > 0) x[0] = twice(x[0]); }
@@ -118,18 +111,12 @@ def sh(argv, cwd):
 # --- ELF reading (the facts the checks compare) -----------------------------
 
 def elf(path):
-    """(header fields, sections as dicts with name, type, flags, addr, offset, size, data)."""
+    """(the file's bytes, its sections: harness.elf64_sections with each one's data)."""
     d = read(path)
-    shoff, = struct.unpack_from('<Q', d, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', d, 0x3a)
-    raw = [struct.unpack_from('<IIQQQQIIQQ', d, shoff + i * shentsize) for i in range(shnum)]
-    strtab = raw[shstrndx]
-    out = []
-    for (name, typ, flags, addr, off, size, link, info, align, entsize) in raw:
-        n = d[strtab[4] + name:d.index(b'\0', strtab[4] + name)].decode()
-        out.append({'name': n, 'type': typ, 'flags': flags, 'addr': addr, 'offset': off, 'size': size,
-                    'data': b'' if typ == 8 else d[off:off + size], 'entsize': entsize})
-    return d, out
+    sections = harness.elf64_sections(path)
+    for x in sections:
+        x['data'] = b'' if x['type'] == 8 else d[x['offset']:x['offset'] + x['size']]
+    return d, sections
 
 
 def section(secs, name):
@@ -160,17 +147,6 @@ def compare_layout(orig, pruned):
                 and x['data'] != y['data']:
             problems.append('%s changed bytes' % x['name'])
     return problems
-
-
-def reader_noise(path, cwd):
-    """What readelf -a, llvm-readelf -a and eu-elflint say beyond the listing."""
-    said = []
-    for argv in (['readelf', '-a', '-W', path], [os.path.join(LLVM_BIN, 'llvm-readelf'), '-a', path]):
-        r = run(argv, cwd=cwd, text=True)
-        said.append('%s: exit %d %s' % (os.path.basename(argv[0]), r.returncode, r.stderr.replace(path, 'F').strip()))
-    r = run(['eu-elflint', '--gnu-ld', path], cwd=cwd, text=True)
-    said.append('eu-elflint: ' + (r.stdout + r.stderr).replace(path, 'F').strip())
-    return said
 
 
 def expected_after(output):
@@ -207,7 +183,7 @@ def prune_case(root, name, build, runner, compressed=False):
         # free less than a page, and the file then keeps its size.
         if not ((size_b < size_a or compressed) and size_b <= size_a and (size_a - size_b) % 4096 == 0):
             problems.append('not shrunk by whole pages: %d -> %d' % (size_a, size_b))
-        noise_a, noise_b = reader_noise(target, folder), reader_noise(pruned, folder)
+        noise_a, noise_b = harness.elf_readers_say(target, folder), harness.elf_readers_say(pruned, folder)
         if noise_a != noise_b:
             problems.append('readers differ:\n%s\n---\n%s' % ('\n'.join(noise_a), '\n'.join(noise_b)))
         listing = run([OT, 'list', '--json', pruned], cwd=folder, text=True).stdout
@@ -316,8 +292,8 @@ def omp_case(root, name, flags):
                 problems.append('%s: the program does not run: %s' % (' '.join(args), out))
             problems += ['%s: %s' % (' '.join(args), p) for p in compare_layout(os.path.join(folder, 'prog'),
                                                                                  os.path.join(folder, out_name))]
-            if reader_noise('prog', folder) != reader_noise(out_name, folder):
-                problems.append('%s: readers differ: %s' % (' '.join(args), reader_noise(out_name, folder)))
+            if harness.elf_readers_say('prog', folder) != harness.elf_readers_say(out_name, folder):
+                problems.append('%s: readers differ: %s' % (' '.join(args), harness.elf_readers_say(out_name, folder)))
             listing = run([OT, 'list', '--json', out_name], cwd=folder, text=True).stdout
             if re.findall(r'"id": "([^"]+)"', listing) != [kept]:
                 problems.append('%s: offloadtool list: %s' % (' '.join(args), listing))

@@ -64,9 +64,15 @@ Running commands
                           (llvm-readelf, llvm-objdump ...) must say nothing on
                           stderr about an object we wrote
     gcc_linkers(folder)   GNU ld and LLVM 19's lld, as gcc flags
+    elf_readers_say(path, cwd)   what readelf -a, llvm-readelf -a and eu-elflint
+                          say of a linked file, its path masked (compare a
+                          rewritten file's with its input's)
 
 Folders and files
     read(path), write(path, data), populate(folder, files), tree_files(folder)
+    elf64_sections(path)  the section headers of a 64-bit little-endian ELF
+                          file (dicts: name, type, flags, addr, offset, size,
+                          entsize), read without reading the file whole
     Folder                a fresh folder: path(), put(), read(), names(),
                           files(), run() in it (text=True: decoded output)
     Case, expect          a native applet run in a folder of inputs: exact exit
@@ -92,6 +98,8 @@ Differential runs (LLVM's tool and ours on the same inputs)
     archive comparisons on these; bundler_archive_diff_test.py imports it.)
 
 Inputs made by LLVM 19 (and by hand)
+    HIP_PRELUDE           what HIP sources need from the HIP headers to build
+                          with clang 19 -nogpulib -nogpuinc (no ROCm installed)
     llvm_bundle(argv, inputs, parent), llvm_ar(members, parent, name, flags),
     binary_bundle(entries), cpio_newc(members)
 
@@ -139,6 +147,15 @@ def llvm14(tool):
     """The path of an LLVM 14 tool."""
     return os.path.join(LLVM14_BIN, tool)
 
+
+# The declarations a HIP source needs from ROCm's headers, which are not
+# installed: clang 19 compiles it with -nogpulib -nogpuinc.
+HIP_PRELUDE = b'''#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+struct dim3 { unsigned x, y, z; };
+typedef struct ihipStream_t *hipStream_t;
+extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long shm, hipStream_t s);
+'''
 
 LLVM_BUNDLER = llvm('clang-offload-bundler')
 LLVM_PACKAGER = llvm('clang-offload-packager')
@@ -340,12 +357,44 @@ def check_reader_clean(what, argv, cwd=None):
     return out
 
 
+def elf_readers_say(path, cwd=None):
+    """What readelf -a, llvm-readelf -a and eu-elflint --gnu-ld say of the
+    linked file `path` beyond their listings (exit code, stderr; eu-elflint's
+    findings), with `path` written as F."""
+    said = []
+    for argv in (['readelf', '-a', '-W', path], [llvm('llvm-readelf'), '-a', path]):
+        r = run(argv, cwd=cwd, text=True)
+        said.append('%s: exit %d %s' % (os.path.basename(argv[0]), r.returncode, r.stderr.replace(path, 'F').strip()))
+    r = run(['eu-elflint', '--gnu-ld', path], cwd=cwd, text=True)
+    said.append('eu-elflint: ' + (r.stdout + r.stderr).replace(path, 'F').strip())
+    return said
+
+
 # ---------------------------------------------------------------------------
 # Folders and files
 
 def read(path):
     with open(path, 'rb') as f:
         return f.read()
+
+
+def elf64_sections(path):
+    """The section headers of the 64-bit little-endian ELF file `path`, as
+    dicts (name, type, flags, addr, offset, size, entsize), or None when it is
+    not one. Only the header, the table and the names are read."""
+    with open(path, 'rb') as f:
+        head = f.read(64)
+        if len(head) < 64 or head[:4] != b'\x7fELF' or head[4] != 2 or head[5] != 1:
+            return None
+        shoff, = struct.unpack_from('<Q', head, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from('<HHH', head, 0x3a)
+        f.seek(shoff)
+        table = f.read(shentsize * shnum)
+        raw = [struct.unpack_from('<IIQQQQIIQQ', table, i * shentsize) for i in range(shnum)]
+        f.seek(raw[shstrndx][4])
+        names = f.read(raw[shstrndx][5])
+    return [{'name': names[r[0]:names.index(b'\0', r[0])].decode('latin-1'), 'type': r[1], 'flags': r[2],
+             'addr': r[3], 'offset': r[4], 'size': r[5], 'entsize': r[9]} for r in raw]
 
 
 def write(path, data):

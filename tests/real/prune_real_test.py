@@ -16,7 +16,6 @@ The package comes from scripts/fetch-rocm-samples' cache (never committed).
 import glob
 import os
 import shutil
-import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,29 +36,6 @@ int main(int argc, char **argv) {
   return dlclose(h);
 }
 '''
-
-
-def sections(path):
-    """[(name, type, flags, addr, offset, size)] of a 64-bit little-endian ELF file."""
-    with open(path, 'rb') as f:
-        head = f.read(64)
-        shoff, = struct.unpack_from('<Q', head, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from('<HHH', head, 0x3a)
-        f.seek(shoff)
-        table = f.read(shentsize * shnum)
-        raw = [struct.unpack_from('<IIQQQQIIQQ', table, i * shentsize) for i in range(shnum)]
-        f.seek(raw[shstrndx][4])
-        names = f.read(raw[shstrndx][5])
-    return [(names[r[0]:names.index(b'\0', r[0])].decode(), r[1], r[2], r[3], r[4], r[5]) for r in raw]
-
-
-def readers(path):
-    said = []
-    r = run(['readelf', '-a', '-W', path], text=True)
-    said.append('readelf: exit %d %s' % (r.returncode, r.stderr.replace(path, 'F')))
-    r = run(['eu-elflint', '--gnu-ld', path], text=True)
-    said.append('eu-elflint: ' + (r.stdout + r.stderr).replace(path, 'F'))
-    return said
 
 
 def body(root):
@@ -118,15 +94,18 @@ def body(root):
         check('libamdhip64 (HIP runtime) dlopens %s' % what, r.returncode == 0 and r.stdout == 'loaded\n',
               r.stdout + r.stderr)
 
-    a, b = sections(orig), sections(pruned)
-    moved = [x[0] for x, y in zip(a, b) if x[2] & 2 and (x[0], x[1], x[2], x[3]) != (y[0], y[1], y[2], y[3])]
+    a, b = harness.elf64_sections(orig), harness.elf64_sections(pruned)
+    key = ('name', 'type', 'flags', 'addr')
+    moved = [x['name'] for x, y in zip(a, b) if x['flags'] & 2 and [x[k] for k in key] != [y[k] for k in key]]
     check('every allocated section keeps its address and flags', len(a) == len(b) and not moved, moved)
-    changed = [x[0] for x, y in zip(a, b)
-               if x[2] & 2 and x[0] not in ('.hip_fatbin', '.rela.dyn', '.dynsym', '.hipFatBinSegment')
-               and (x[5] != y[5] or roc.read_range(orig, x[4], x[5]) != roc.read_range(pruned, y[4], y[5]))]
+    changed = [x['name'] for x, y in zip(a, b)
+               if x['flags'] & 2 and x['name'] not in ('.hip_fatbin', '.rela.dyn', '.dynsym', '.hipFatBinSegment')
+               and (x['size'] != y['size']
+                    or roc.read_range(orig, x['offset'], x['size']) != roc.read_range(pruned, y['offset'], y['size']))]
     check('host sections keep their bytes (code, data, unwind tables)', not changed, changed)
-    check('readelf and eu-elflint report nothing new', readers(orig) == [s.replace(pruned, 'F') for s in readers(pruned)],
-          '%s\n---\n%s' % (readers(orig), readers(pruned)))
+    said_orig, said_pruned = harness.elf_readers_say(orig), harness.elf_readers_say(pruned)
+    check('readelf, llvm-readelf and eu-elflint report nothing new', said_orig == said_pruned,
+          '%s\n---\n%s' % (said_orig, said_pruned))
 
     dropped = sum(e['size'] for e in before) - sum(e['size'] for e in after)
     saved = os.path.getsize(orig) - os.path.getsize(pruned)

@@ -46,7 +46,6 @@ import glob
 import json
 import os
 import re
-import struct
 import sys
 import urllib.parse
 
@@ -73,21 +72,8 @@ BUNDLE_LABEL = re.compile(r'^(compressed )?bundle (\d+ )?at 0x[0-9a-f]+$')  # 'b
 def elf_sections(path):
     """{name: (offset, size)} of a 64-bit little-endian ELF file's sections, or
     None when it is not one."""
-    with open(path, 'rb') as f:
-        head = f.read(64)
-        if len(head) < 64 or head[:4] != b'\x7fELF' or head[4] != 2 or head[5] != 1:
-            return None
-        shoff, = struct.unpack_from('<Q', head, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from('<HHH', head, 0x3a)
-        f.seek(shoff)
-        table = f.read(shentsize * shnum)
-        shdrs = [struct.unpack_from('<IIQQQQIIQQ', table, i * shentsize) for i in range(shnum)]
-        f.seek(shdrs[shstrndx][4])
-        names = f.read(shdrs[shstrndx][5])
-    out = {}
-    for name, _type, _flags, _addr, offset, size, *_ in shdrs:
-        out[names[name:names.index(b'\0', name)].decode('latin-1')] = (offset, size)
-    return out
+    sections = harness.elf64_sections(path)
+    return None if sections is None else {x['name']: (x['offset'], x['size']) for x in sections}
 
 
 def read_range(path, offset, size):
