@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace ot::contents {
@@ -29,8 +30,16 @@ std::string file_uri(const std::string& path) {
   return "file://" + percent_encode_path(ec ? path : abs.lexically_normal().string());
 }
 
-std::string code_object_uri(const std::string& file_uri, std::uint64_t offset, std::uint64_t size) {
-  return fmt::format("{}#offset={}&size={}", file_uri, offset, size);
+void append_code_object_uri(fmt::memory_buffer& out, std::string_view prefix, std::uint64_t offset,
+                            std::uint64_t size) {
+  // Compiled: fmt would otherwise parse the format string once per entry.
+  fmt::format_to(fmt::appender(out), FMT_COMPILE("{}#offset={}&size={}"), prefix, offset, size);
+}
+
+std::string code_object_uri(std::string_view file_uri, std::uint64_t offset, std::uint64_t size) {
+  fmt::memory_buffer out;
+  append_code_object_uri(out, file_uri, offset, size);
+  return fmt::to_string(out);
 }
 
 }  // namespace ot::contents

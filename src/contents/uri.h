@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 namespace ot::contents {
 
 std::string percent_encode_path(std::string_view path);
@@ -19,6 +21,10 @@ std::string percent_encode_path(std::string_view path);
 // entries asked for the current folder 888 times.
 std::string file_uri(const std::string& path);
 // file_uri(path) + "#offset=<offset>&size=<size>"
-std::string code_object_uri(const std::string& file_uri, std::uint64_t offset, std::uint64_t size);
+std::string code_object_uri(std::string_view file_uri, std::uint64_t offset, std::uint64_t size);
+// Appends `prefix` + "#offset=<offset>&size=<size>" to `out`: the code
+// object's URI when `prefix` is file_uri(path) (a listing makes one per entry;
+// `list --json` passes the URI as the opening of a JSON string).
+void append_code_object_uri(fmt::memory_buffer& out, std::string_view prefix, std::uint64_t offset, std::uint64_t size);
 
 }  // namespace ot::contents
