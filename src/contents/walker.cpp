@@ -286,7 +286,7 @@ class Walker {
     check_no_overlap(entries, at, errname);
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i)
-      emit(c, i, std::move(entries[i].id), data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
+      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
            base, backing, cc);
     return true;
   }
@@ -313,22 +313,28 @@ class Walker {
 
   // canonical_target, once per ID a walk meets: a ROCm library repeats its
   // few IDs in every bundle.
-  const std::string& canonical(const std::string& bundle_id, const std::string& id) {
+  std::string_view canonical(const std::string& bundle_id, std::string_view id) {
     auto it = canonical_.find(std::string_view(bundle_id));  // no copy of the key to look it up
     if (it == canonical_.end()) it = canonical_.emplace(bundle_id, canonical_target(bundle_id)).first;
-    return it->second ? *it->second : id;
+    return it->second ? std::string_view(*it->second) : id;
   }
 
   // `ob`: the OffloadBinary entry it is, if it is one.
-  void emit(const Container& c, std::uint64_t index, std::string id, Bytes payload, std::uint64_t local,
+  void emit(const Container& c, std::uint64_t index, std::string_view id, Bytes payload, std::uint64_t local,
             bool compressed, std::optional<std::uint64_t> base, Backing backing, Ccob cc,
             const formats::OffloadEntry* ob = nullptr) {
-    Entry e;
+    // One Entry for the whole walk, every field set again: its strings keep
+    // their capacity from one entry to the next (a new Entry per entry was
+    // four allocations, a ROCm library's IDs being too long to be stored inline).
+    Entry& e = entry_;
     e.index = index;
     e.offload_binary = ob != nullptr;
-    e.bundle_id = ob ? compat::offload_bundle_id(*ob) : id;
-    e.target = canonical(e.bundle_id, id);
-    e.id = std::move(id);
+    if (ob)
+      e.bundle_id = compat::offload_bundle_id(*ob);
+    else
+      e.bundle_id.assign(id);
+    e.target.assign(canonical(e.bundle_id, id));
+    e.id.assign(id);
     // The code object's ELF header, copied with pread where the payload lies
     // in a file: touching the mapping instead maps in fault-around's 64 KiB
     // at each header (a ROCm library's 888 entries: 55 MB resident, and most
@@ -339,17 +345,22 @@ class Walker {
       backing.file->read_at(backing.at + local, head.data(), header.size());
       header = Bytes(head.data(), header.size());
     }
+    e.processor.reset();
+    e.code_object.clear();
     if (auto t = compat::amdgpu_code_object(header)) {
-      e.code_object =
-          t->target_id.empty() ? fmt::format("unknown processor (EF_AMDGPU_MACH 0x{:x})", t->mach) : t->target_id;
-      if (!t->target_id.empty()) e.processor = t->target_id;
+      if (t->target_id.empty()) {
+        e.code_object = fmt::format("unknown processor (EF_AMDGPU_MACH 0x{:x})", t->mach);
+      } else {
+        e.code_object = t->target_id;
+        e.processor = t->target_id;
+      }
     } else {
       e.processor = cuda_processor(header);
     }
     e.size = payload.size();
     e.compressed = compressed;
     e.local_offset = local;
-    if (base && !compressed) e.offset = *base + local;
+    e.offset = base && !compressed ? std::optional(*base + local) : std::nullopt;
     e.ccob_size = cc.size;
     e.bytes = payload;
     v_.entry(c, e);
@@ -393,7 +404,7 @@ class Walker {
     Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", *comment)), {}, {}};
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i)
-      emit(c, i, std::move(entries[i].id), data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
+      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
            base, {}, cc);
     return true;
   }
@@ -419,7 +430,7 @@ class Walker {
     v_.container(c);
     for (std::size_t i = 0; i < bundle_sections.size(); ++i) {
       const object::SectionInfo& sec = *bundle_sections[i];
-      emit(c, i, sec.name.substr(kSectionPrefix.size()), s.data.subspan(sec.offset, sec.size), sec.offset, false,
+      emit(c, i, std::string_view(sec.name).substr(kSectionPrefix.size()), s.data.subspan(sec.offset, sec.size), sec.offset, false,
            s.base, s.backing, {});
     }
   }
@@ -439,6 +450,7 @@ class Walker {
   std::string file_;
   Visitor& v_;
   std::map<std::string, std::optional<std::string>, std::less<>> canonical_;
+  Entry entry_;  // emit's
   const Limits& limits_;
   std::uint64_t expanded_ = 0;
 };

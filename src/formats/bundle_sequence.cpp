@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
@@ -19,11 +20,16 @@ std::uint64_t binary_bundle_extent(const std::vector<BundleEntry>& entries) {
 
 // The offset of the first byte at or after `pos` that is not zero (the size when none is).
 std::uint64_t skip_zeros(const ByteSource& src, std::uint64_t pos) {
+  static constexpr std::array<std::byte, 4096> kZeros{};
   std::array<std::byte, 4096> chunk;
   while (std::uint64_t n = src.read(pos, chunk.data(), chunk.size())) {
-    auto it = std::find_if(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n),
-                           [](std::byte b) { return b != std::byte{0}; });
-    if (it != chunk.begin() + static_cast<std::ptrdiff_t>(n)) return pos + static_cast<std::uint64_t>(it - chunk.begin());
+    // memcmp first: a chunk of padding is all zeros, and it compares them
+    // many at a time (a byte at a time was 6% of listing a ROCm library).
+    if (std::memcmp(chunk.data(), kZeros.data(), n) != 0) {
+      auto it = std::find_if(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n),
+                             [](std::byte b) { return b != std::byte{0}; });
+      return pos + static_cast<std::uint64_t>(it - chunk.begin());
+    }
     pos += n;
   }
   return pos;
