@@ -1,31 +1,38 @@
 // offloadtool list: every device-code entry of every file given, through any
 // container contents/walker.h knows (bundles, CCOBs, offload binaries, ELF and
-// COFF sections, ar, tar, zip, cpio, rpm, .deb), nested to any depth.
+// COFF sections, ar, tar, zip, cpio, rpm, .deb), nested to any depth. Entries
+// are printed as they are found: memory stays flat however many there are.
 //
 // Text: per container one header line (its chain and entry count), then one
 // line per entry (index, ID, processor from the code object's header, size,
 // offset in the named file); per file a total line.
 //
-// --json prints ONE object, schema "offloadtool-list/1" (fields are only ever
+// --json prints ONE object, schema "offloadtool-list/2" (fields are only ever
 // added within a version):
-//   {"schema": "offloadtool-list/1",
-//    "files": [{"file": <as given>, "entries": n}],
+//   {"schema": "offloadtool-list/2",
 //    "entries": [{"file", "path": [<file>, <member>..., "section .hip_fatbin", "bundle 3 at 0x2000"],
 //                 "index", "id": <as stored>, "target": <canonical, or the ID as stored if it does not parse>,
 //                 "processor": string|null, "offset": n|null, "size": n, "compressed": bool,
-//                 "uri": "file://<absolute path>#offset=n&size=n" | null}]}
+//                 "uri": "file://<absolute path>#offset=n&size=n" | null}],
+//    "files": [{"file": <as given>, "entries": n, "error": <message, only for a file that failed>}]}
 // offset (and uri) is null where the entry's bytes do not lie contiguous and
 // uncompressed in the named file (inside a CCOB or a tar/zip/cpio/rpm member).
+// Version 1 put "files" first and left out every entry of a file that failed;
+// entries now go out as they are found, so "files" (with the counts) comes
+// last and a file that fails keeps the entries found before the failure.
 //
-// A file without device code is an error ("no device code found"); the other
-// files are still listed, and the exit code is 1.
+// A file without device code is an error ("no device code found"), and so is
+// a file that cannot be read to its end: the other files are still listed,
+// the error (one line on stderr) follows what was listed, and the exit code is 1.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/diagnostics.h"
 #include "contents/uri.h"
@@ -41,111 +48,217 @@ struct ListOptions {
   bool json = false;
 };
 
-struct ListedFile {
-  std::string file;
-  std::vector<contents::FoundContainer> found;
-  std::size_t entries = 0;
-};
+// The listing, printed as the walk finds each entry: nothing of the walk is
+// kept but a container's text rows, and the output goes out every 32 KiB.
+// Collecting the entries first (an Entry with its strings copied per entry)
+// or the whole text (a buffer growing to the listing's size) was most of the
+// time of `list --json` on a ROCm library: each page of memory touched for
+// the first time costs a page fault, 10-16 us on the machines measured.
+//
+// JSON: each entry as ",\n    {...}"; what is the same for many entries (the
+// file, its URI, a container's path) is made once. Text: a container's rows
+// wait for its header, which counts them and sizes the columns.
+class Listing : public contents::Visitor {
+ public:
+  // The buffer has its full size from the start: grown by doubling, it
+  // would move into new pages (page faults) at each step.
+  explicit Listing(bool json) : json_(json) { out_.reserve(kFlushSize + 8192); }
+  ~Listing() { flush(); }
 
-// The JSON form, written as it is made: a ROCm library has ~1000 entries, and
-// building the whole text first (a string per entry, then one for all) was
-// most of `list --json`'s time (copies and page faults of the growing string).
-// What is the same for many entries (the file, its URI, a container's path) is
-// made once.
-void print_json(const std::vector<ListedFile>& listed) {
-  fmt::memory_buffer out;
-  auto flush = [&out] {
-    print(std::string_view(out.data(), out.size()));
-    out.clear();
-  };
-  auto to = std::back_inserter(out);
-  fmt::format_to(to, "{{\n  \"schema\": \"offloadtool-list/1\",\n  \"files\": [");
-  const char* sep = "\n";
-  for (const ListedFile& f : listed) {
-    fmt::format_to(to, "{}    {{\"file\": {}, \"entries\": {}}}", sep, json::str(f.file), f.entries);
-    sep = ",\n";
-  }
-  fmt::format_to(to, "\n  ],\n  \"entries\": [");
-  sep = "\n";
-  for (const ListedFile& f : listed) {
-    std::string file = json::str(f.file);
+  void begin(const std::string& file) {
+    file_ = file;
+    entries_ = refused_ = containers_ = bytes_ = 0;
+    rows_.clear();
+    name_.clear();
+    duplicates_.clear();
+    if (!json_) return;
+    file_json_.clear();
+    json::append_str(file_json_, file);
     // No path to name for standard input: no offset either (uri is null exactly when offset is).
-    bool addressable = f.file != "-";
-    std::string uri = addressable ? contents::file_uri(f.file) : "";
-    for (const contents::FoundContainer& c : f.found) {
-      std::string path;
-      for (const std::string& p : c.container.path()) path += (path.empty() ? "" : ", ") + json::str(p);
-      for (const contents::Entry& e : c.entries) {
-        fmt::format_to(to, "{}    {{\"file\": {}, \"path\": [{}], \"index\": {}, \"id\": {}, \"target\": {}, ", sep,
-                       file, path, e.index, json::str(e.id), json::str(e.target));
-        fmt::format_to(to, "\"processor\": {}, \"offset\": ", json::opt_str(e.processor));
-        if (e.offset && addressable)
-          fmt::format_to(to, "{}, \"size\": {}, \"compressed\": {}, \"uri\": {}}}", *e.offset, e.size,
-                         json::boolean(e.compressed), json::str(contents::code_object_uri(uri, *e.offset, e.size)));
-        else
-          fmt::format_to(to, "null, \"size\": {}, \"compressed\": {}, \"uri\": null}}", e.size,
-                         json::boolean(e.compressed));
-        sep = ",\n";
-        if (out.size() >= (1u << 16)) flush();
-      }
+    addressable_ = file != "-";
+    uri_json_.clear();
+    if (addressable_) {
+      json::append_str(uri_json_, contents::file_uri(file));
+      uri_json_.resize(uri_json_.size() - 1);  // the URI goes on: no closing quote yet
     }
   }
-  fmt::format_to(to, "\n  ]\n}}\n");
-  flush();
-}
+  // Entries and refused duplicates found: none is an error.
+  std::uint64_t found() const { return entries_ + refused_; }
+  std::uint64_t entries() const { return entries_; }
+  // The file is done: `ok` when it was read to its end. The text form then
+  // gives its total; a file that failed lists what came before the failure.
+  void end(bool ok) {
+    if (json_) return;
+    flush_rows();
+    if (ok)
+      fmt::format_to(fmt::appender(out_), "{}: {} {} in {} {}, 0x{:x} bytes\n", file_, entries_,
+                     entries_ == 1 ? "entry" : "entries", containers_, containers_ == 1 ? "container" : "containers",
+                     bytes_);
+  }
+  void add(std::string_view s) { add(out_, s); }
+  void flush() {
+    print(std::string_view(out_.data(), out_.size()));
+    out_.clear();
+  }
 
-std::string text_for(const std::string& file, const std::vector<contents::FoundContainer>& found) {
-  std::string out;
-  std::uint64_t entries = 0, bytes = 0;
-  for (const contents::FoundContainer& c : found) {
-    std::size_t id_width = 2, proc_width = 1;
-    for (const contents::Entry& e : c.entries) {
-      id_width = std::max(id_width, e.id.size());
-      proc_width = std::max(proc_width, e.processor.value_or("-").size());
+  void container(const contents::Container& c) override {
+    ++containers_;
+    refused_ += c.refused_duplicates.size();
+    if (json_) {
+      path_.clear();
+      for (const contents::Link& l : c.chain) {
+        if (path_.size()) add(path_, ", ");
+        json::append_str(path_, l.text);
+      }
+      return;
     }
-    out += fmt::format("{}: {} {}\n", c.name(), c.entries.size(), c.entries.size() == 1 ? "entry" : "entries");
-    for (const contents::Entry& e : c.entries) {
-      std::string where = e.offset ? fmt::format("at 0x{:x}", *e.offset)
-                                   : e.compressed ? "compressed" : fmt::format("at 0x{:x} of the member", e.local_offset);
-      out += fmt::format("  {:>3}  {:<{}}  {:<{}}  {:>10}  {}\n", e.index, e.id, id_width, e.processor.value_or("-"),
-                         proc_width, fmt::format("0x{:x}", e.size), where);
-      ++entries;
-      bytes += e.size;
-    }
-    for (const std::string& id : c.container.refused_duplicates)
-      out += fmt::format("  the bundle stores '{}' twice: its entries are not read (run 'compat verify')\n", id);
+    flush_rows();
+    name_ = c.name();
+    duplicates_ = c.refused_duplicates;
   }
-  out += fmt::format("{}: {} {} in {} {}, 0x{:x} bytes\n", file, entries, entries == 1 ? "entry" : "entries",
-                     found.size(), found.size() == 1 ? "container" : "containers", bytes);
-  return out;
-}
+
+  void entry(const contents::Container&, const contents::Entry& e) override {
+    ++entries_;
+    bytes_ += e.size;
+    if (json_)
+      json_entry(e);
+    else
+      rows_.push_back({e.index, e.id, e.processor.value_or("-"), e.size, e.offset, e.compressed, e.local_offset});
+  }
+
+ private:
+  struct Row {
+    std::uint64_t index;
+    std::string id, processor;
+    std::uint64_t size;
+    std::optional<std::uint64_t> offset;
+    bool compressed;
+    std::uint64_t local_offset;
+  };
+
+  static void add(fmt::memory_buffer& to, std::string_view s) { to.append(s.data(), s.data() + s.size()); }
+  void add(const fmt::memory_buffer& b) { out_.append(b.data(), b.data() + b.size()); }
+  void number(std::uint64_t n) {
+    fmt::format_int text(n);
+    out_.append(text.data(), text.data() + text.size());
+  }
+
+  void json_entry(const contents::Entry& e) {
+    add(listed_ ? ",\n    {\"file\": " : "\n    {\"file\": ");
+    listed_ = true;
+    add(file_json_);
+    add(", \"path\": [");
+    add(path_);
+    add("], \"index\": ");
+    number(e.index);
+    add(", \"id\": ");
+    json::append_str(out_, e.id);
+    add(", \"target\": ");
+    json::append_str(out_, e.target);
+    add(", \"processor\": ");
+    if (e.processor)
+      json::append_str(out_, *e.processor);
+    else
+      add("null");
+    add(", \"offset\": ");
+    bool addressed = e.offset && addressable_;
+    if (addressed)
+      number(*e.offset);
+    else
+      add("null");
+    add(", \"size\": ");
+    number(e.size);
+    add(", \"compressed\": ");
+    add(json::boolean(e.compressed));
+    add(", \"uri\": ");
+    if (addressed) {
+      contents::append_code_object_uri(out_, std::string_view(uri_json_.data(), uri_json_.size()), *e.offset, e.size);
+      out_.push_back('"');
+    } else {
+      add("null");
+    }
+    add("}");
+    if (out_.size() >= kFlushSize) flush();
+  }
+
+  // The text form of the container before: its header, then its rows.
+  void flush_rows() {
+    if (name_.empty()) return;
+    std::size_t id_width = 2, proc_width = 1;
+    for (const Row& r : rows_) {
+      id_width = std::max(id_width, r.id.size());
+      proc_width = std::max(proc_width, r.processor.size());
+    }
+    auto to = fmt::appender(out_);
+    fmt::format_to(to, "{}: {} {}\n", name_, rows_.size(), rows_.size() == 1 ? "entry" : "entries");
+    for (const Row& r : rows_) {
+      std::string where = r.offset       ? fmt::format("at 0x{:x}", *r.offset)
+                          : r.compressed ? "compressed"
+                                         : fmt::format("at 0x{:x} of the member", r.local_offset);
+      fmt::format_to(to, "  {:>3}  {:<{}}  {:<{}}  {:>10}  {}\n", r.index, r.id, id_width, r.processor, proc_width,
+                     fmt::format("0x{:x}", r.size), where);
+    }
+    for (const std::string& id : duplicates_)
+      fmt::format_to(to, "  the bundle stores '{}' twice: its entries are not read (run 'compat verify')\n", id);
+    rows_.clear();
+    name_.clear();
+    if (out_.size() >= kFlushSize) flush();
+  }
+
+  static constexpr std::size_t kFlushSize = 32 << 10;
+  bool json_;
+  fmt::memory_buffer out_;
+  std::string file_;
+  std::uint64_t entries_ = 0, refused_ = 0, containers_ = 0, bytes_ = 0;
+  // JSON
+  bool listed_ = false;  // an entry is out: the next one needs a comma
+  bool addressable_ = false;
+  fmt::memory_buffer file_json_, uri_json_, path_;
+  // text: the container being listed
+  std::string name_;
+  std::vector<std::string> duplicates_;
+  std::vector<Row> rows_;
+};
 
 int list(const ListOptions& o, const cli::Invocation& inv) {
   int rc = 0;
-  std::vector<ListedFile> listed;  // --json: printed after all files are read (errors go first)
+  Listing listing(o.json);
+  fmt::memory_buffer files;  // --json: the "files" array, after the entries
+  if (o.json) listing.add("{\n  \"schema\": \"offloadtool-list/2\",\n  \"entries\": [");
   for (const std::string& file : o.inputs) {
-    std::vector<contents::FoundContainer> found;
-    std::size_t n = 0;
+    listing.begin(file);
+    std::optional<std::string> error;
     try {
-      found = contents::collect_file(file);
-      for (const contents::FoundContainer& c : found) n += c.entries.size() + c.container.refused_duplicates.size();
-      if (n == 0)
+      contents::walk_file(file, listing);
+      if (listing.found() == 0)
         fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
                    "in any archive member)");
     } catch (const Error& e) {
-      std::fflush(stdout);  // the error after what was listed before it
-      cli::print_error(inv.prog, e.what());
+      error = e.what();
+    }
+    listing.end(!error);
+    if (error) {
+      listing.flush();  // the error after what was listed before it
+      std::fflush(stdout);
+      cli::print_error(inv.prog, *error);
       rc = 1;
-      found.clear();
     }
     if (o.json) {
-      ListedFile& f = listed.emplace_back(ListedFile{file, std::move(found)});
-      for (const contents::FoundContainer& c : f.found) f.entries += c.entries.size();
-    } else if (!found.empty()) {
-      print(text_for(file, found));
+      files.append(std::string_view(files.size() ? ",\n    {\"file\": " : "\n    {\"file\": "));
+      json::append_str(files, file);
+      fmt::format_to(fmt::appender(files), ", \"entries\": {}", listing.entries());
+      if (error) {
+        files.append(std::string_view(", \"error\": "));
+        json::append_str(files, *error);
+      }
+      files.push_back('}');
     }
   }
-  if (o.json) print_json(listed);
+  if (o.json) {
+    listing.add("\n  ],\n  \"files\": [");
+    listing.add(std::string_view(files.data(), files.size()));
+    listing.add("\n  ]\n}\n");
+  }
   return rc;
 }
 

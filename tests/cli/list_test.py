@@ -103,7 +103,7 @@ def plain_cases(root, d, built):
     """Object and shared library: offsets = section offset + bundle offsets, bytes = LLVM's unbundled ones."""
     c = Case(root, 'list', built)
     rc, j, err = list_json(c, 'k.o', 'libk.so')
-    check('list --json: object and library', rc == 0 and err == '' and j and j['schema'] == 'offloadtool-list/1' and
+    check('list --json: object and library', rc == 0 and err == '' and j and j['schema'] == 'offloadtool-list/2' and
           j['files'] == [{'file': 'k.o', 'entries': 3}, {'file': 'libk.so', 'entries': 3}], (rc, j, err))
     if not j:
         return
@@ -282,13 +282,37 @@ def error_cases(root, built):
           rc == 1 and err == E + 'notes.txt: no device code found (no offload bundle, compressed bundle, offload binary '
           'or bundle section, in any archive member)\n' and out.startswith('libk.so, section .hip_fatbin'), (rc, out, err))
     rc, j, err = list_json(c, 'notes.txt', 'libk.so')
-    check('list --json: the failing file has 0 entries, exit 1', rc == 1 and j and
-          j['files'] == [{'file': 'notes.txt', 'entries': 0}, {'file': 'libk.so', 'entries': 3}], (rc, j, err))
+    check('list --json: the failing file has 0 entries and its error, exit 1', rc == 1 and j and
+          j['files'] == [{'file': 'notes.txt', 'entries': 0, 'error': 'notes.txt: no device code found (no offload '
+                          'bundle, compressed bundle, offload binary or bundle section, in any archive member)'},
+                         {'file': 'libk.so', 'entries': 3}] and
+          err == E + j['files'][0]['error'] + '\n', (rc, j, err))
     expect('list: missing file', c, ['nope'], 1, '', E + "'nope': No such file or directory\n")
     c = Case(root, 'size', {'notes.txt': b'hello\n'})
     rc, out, err = c.run('notes.txt')
     check('size: no device code is an error', rc == 1 and err.startswith('offloadtool size: error: notes.txt: no device '
                                                                           'code found'), (rc, out, err))
+
+
+def partial_cases(root):
+    """A file that fails part way lists what was found before the failure (entries
+    go out as they are found), then the error; --json gives the file's count and
+    its error. Version 1 of the schema left out the whole file."""
+    ids = ['host-x86_64-unknown-linux-gnu-', 'hipv4-amdgcn-amd-amdhsa--gfx906', 'hipv4-amdgcn-amd-amdhsa--gfx90a']
+    good = blob_bundle(ids, [b'', b'A' * 100, b'B' * 200])
+    bad = b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<Q', 5)  # five entries, and no table
+    c = Case(root, 'list', {'x.tar.xz': tar_xz([('good.bundle', good), ('bad.bundle', bad)])})
+    rc, out, err = c.run('x.tar.xz')
+    lines = out.splitlines()
+    check('list: the entries before the failure, no total line, then the error', rc == 1 and
+          lines[:1] == ['x.tar.xz(good.bundle), bundle at 0x0: 3 entries'] and len(lines) == 4 and
+          [l.split()[1] for l in lines[1:]] == ids and err.startswith(E + 'x.tar.xz(bad.bundle): ') and
+          err.count('\n') == 1, (rc, out, err))
+    rc, j, err2 = list_json(c, 'x.tar.xz')
+    check('list --json: the entries before the failure; the file\'s count and error', rc == 1 and j and
+          j['schema'] == 'offloadtool-list/2' and [e['id'] for e in j['entries']] == ids and
+          [e['size'] for e in j['entries']] == [0, 100, 200] and
+          j['files'] == [{'file': 'x.tar.xz', 'entries': 3, 'error': err[len(E):-1]}] and err2 == err, (rc, j, err2))
 
 
 def blob_bundle(ids, payloads):
@@ -347,6 +371,7 @@ def cases(root):
     offload_binary_cases(root)
     size_cases(root, d, built)
     error_cases(root, built)
+    partial_cases(root)
     resident_cases(root)
     compressed_cases(root, harness.Folder(root).dir)
 

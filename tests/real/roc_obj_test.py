@@ -59,7 +59,7 @@ PACKAGES = (os.environ.get('OT_REAL_PACKAGES') or 'librocrand1').split()
 HIPCC_BIN = os.path.join(CACHE, 'unpacked', 'hipcc', 'usr', 'bin')
 ROC_OBJ_LS = os.path.join(HIPCC_BIN, 'roc-obj-ls')
 ROC_OBJ_EXTRACT = os.path.join(HIPCC_BIN, 'roc-obj-extract')
-SCHEMA = 'offloadtool-list/1'
+SCHEMA = 'offloadtool-list/2'
 ODD_FOLDER = 'odd name+x:y@z%1'  # characters URI::Encode keeps (+ : @) and encodes (' ' %)
 LINE = re.compile(r'^(\d+)\s+(\S+)\s+(file://\S+)$')
 URI = re.compile(r'^file://(.*)#offset=(\d+)&size=(\d+)$')
