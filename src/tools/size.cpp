@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <memory>
 
@@ -102,45 +103,94 @@ std::string json_rows(const Table& t) {
   return "[" + out + "]";
 }
 
+// Adds each container's entries to the tables as the walk finds them:
+// nothing of the walk is kept but one container's sizes (collecting every
+// entry first was most of the page faults, and of the time, of `size` on a
+// ROCm library).
+struct Bundle {
+  std::string file, name;
+  std::vector<std::string> path;
+  Table t;
+};
+
+class Sizer : public contents::Visitor {
+ public:
+  Sizer(const std::string& file, Table& all, bool per_bundle) : file_(file), all_(all), per_bundle_(per_bundle) {}
+
+  // A file's tables: kept by the caller only when it was read to its end.
+  Table file_table;
+  std::vector<Bundle> bundles;
+  std::uint64_t found = 0;  // entries
+
+  void container(const contents::Container& c) override {
+    done();
+    if (per_bundle_) {
+      name_ = c.name();
+      path_ = c.path();
+    }
+  }
+  void entry(const contents::Container&, const contents::Entry& e) override {
+    ++found;
+    entries_.push_back(e);
+    entries_.back().bytes = {};
+  }
+  // The last container's entries into the tables.
+  void done() {
+    std::uint64_t payload = 0;
+    for (const contents::Entry& e : entries_) payload += e.size;
+    Table bt;
+    for (const contents::Entry& e : entries_) {
+      add(file_table, e, payload);
+      if (per_bundle_) add(bt, e, payload);
+    }
+    if (per_bundle_ && !entries_.empty()) bundles.push_back({file_, std::move(name_), std::move(path_), std::move(bt)});
+    entries_.clear();
+  }
+  // The file's tables into the totals.
+  std::uint64_t merge() {
+    std::uint64_t n = 0;
+    for (const auto& [k, r] : file_table) {
+      Row& to = all_[k];
+      to.entries += r.entries;
+      to.file_bytes += r.file_bytes;
+      to.uncompressed += r.uncompressed;
+      n += r.entries;
+    }
+    return n;
+  }
+
+ private:
+  const std::string& file_;
+  Table& all_;
+  bool per_bundle_;
+  std::vector<contents::Entry> entries_;  // the container's
+  std::string name_;
+  std::vector<std::string> path_;
+};
+
 int size(const SizeOptions& o, const cli::Invocation& inv) {
   int rc = 0;
   Table all;
   std::vector<std::pair<std::string, Table>> per_file;
-  struct Bundle {
-    std::string file, name;
-    std::vector<std::string> path;
-    Table t;
-  };
   std::vector<Bundle> per_bundle;
   std::uint64_t entries = 0;
   for (const std::string& file : o.inputs) {
-    std::vector<contents::FoundContainer> found;
+    Sizer sizer(file, all, o.per_bundle);
     try {
-      found = contents::collect_file(file);
-      std::size_t n = 0;
-      for (const auto& c : found) n += c.entries.size();
-      if (n == 0) fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
-                             "in any archive member)");
+      contents::walk_file(file, sizer);
+      sizer.done();
+      if (sizer.found == 0)
+        fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
+                   "in any archive member)");
     } catch (const Error& e) {
       std::fflush(stdout);  // the error after what was listed before it
       cli::print_error(inv.prog, e.what());
       rc = 1;
       continue;
     }
-    Table ft;
-    for (const contents::FoundContainer& c : found) {
-      Table bt;
-      std::uint64_t payload = 0;
-      for (const contents::Entry& e : c.entries) payload += e.size;
-      for (const contents::Entry& e : c.entries) {
-        add(all, e, payload);
-        add(ft, e, payload);
-        add(bt, e, payload);
-        ++entries;
-      }
-      if (o.per_bundle && !c.entries.empty()) per_bundle.push_back({file, c.name(), c.container.path(), std::move(bt)});
-    }
-    if (o.per_file) per_file.emplace_back(file, std::move(ft));
+    entries += sizer.merge();
+    std::move(sizer.bundles.begin(), sizer.bundles.end(), std::back_inserter(per_bundle));
+    if (o.per_file) per_file.emplace_back(file, std::move(sizer.file_table));
   }
   std::uint64_t uncompressed = 0;
   for (const auto& [k, r] : all) uncompressed += r.uncompressed;
