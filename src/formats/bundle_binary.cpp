@@ -13,8 +13,12 @@ std::vector<BundleEntry> read_binary_bundle(Bytes data, const std::string& file)
 }
 
 std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::string& file) {
-  const std::uint64_t size = src.size();
   std::vector<std::byte> buf;  // the header as far as it is read (when src reads a file)
+  return read_binary_bundle(src, file, buf);
+}
+
+std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::string& file, std::vector<std::byte>& buf) {
+  const std::uint64_t size = src.size();
   auto field = [&](std::uint64_t off, std::uint64_t n, std::string_view what) {
     if (range_exceeds(off, n, size))
       fail_at({file, off}, "{} (0x{:x} bytes) extends past the end of the file (0x{:x} bytes)", what, n, size);

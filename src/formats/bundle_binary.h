@@ -31,6 +31,9 @@ std::vector<BundleEntry> read_binary_bundle(Bytes data, const std::string& file)
 // The same through a source that may read the header with pread (the payloads
 // are not read): listing a large blob maps none of its pages in.
 std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::string& file);
+// The same, with `buf` holding src's first bytes as far as they were read
+// already (ByteSource::prefix's buffer): they are not read again.
+std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::string& file, std::vector<std::byte>& buf);
 
 // Header bytes and payload offsets for payloads of the given sizes, in order.
 struct BinaryBundleLayout {
