@@ -2,9 +2,11 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <lzma.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace ot::archive {
 
@@ -52,11 +54,77 @@ bool has_stream_archive_magic(Bytes p) {
   return p.size() >= 262 && as_chars(p.subspan(257, 5)) == "ustar";
 }
 
-StreamReader::StreamReader(Bytes data, std::string file) : a_(archive_read_new()), file_(std::move(file)) {
+// An xz stream decoded by liblzma's threaded decoder, handed to libarchive
+// as the bytes of an archive that is not compressed.
+struct StreamReader::XzFeed {
+  lzma_stream s = LZMA_STREAM_INIT;
+  std::vector<std::byte> out = std::vector<std::byte>(1 << 20);
+  bool done = false;
+
+  ~XzFeed() { lzma_end(&s); }
+
+  static const char* what(lzma_ret r) {
+    switch (r) {
+      case LZMA_MEM_ERROR: return "out of memory";
+      case LZMA_FORMAT_ERROR: return "not an xz stream";
+      case LZMA_OPTIONS_ERROR: return "unsupported xz options";
+      case LZMA_DATA_ERROR: return "corrupt xz data";
+      case LZMA_BUF_ERROR: return "the xz data ends early";
+      case LZMA_UNSUPPORTED_CHECK: return "unsupported xz integrity check";
+      default: return "xz decoder error";
+    }
+  }
+
+  static la_ssize_t read(::archive* a, void* self, const void** buf) {
+    XzFeed& f = *static_cast<XzFeed*>(self);
+    if (f.done) return 0;
+    f.s.next_out = reinterpret_cast<std::uint8_t*>(f.out.data());
+    f.s.avail_out = f.out.size();
+    while (f.s.avail_out == f.out.size()) {  // until some bytes come out (the threads may need more input first)
+      lzma_ret r = lzma_code(&f.s, LZMA_FINISH);  // all of the input is given from the start
+      if (r == LZMA_STREAM_END) {
+        f.done = true;
+        break;
+      }
+      if (r != LZMA_OK) {
+        archive_set_error(a, EILSEQ, "xz: %s", what(r));
+        return ARCHIVE_FATAL;
+      }
+    }
+    *buf = f.out.data();
+    return static_cast<la_ssize_t>(f.out.size() - f.s.avail_out);
+  }
+};
+
+StreamReader::StreamReader(Bytes data, std::string file, unsigned threads)
+    : a_(archive_read_new()), file_(std::move(file)) {
   if (!a_) fail(file_, "cannot start libarchive: out of memory");
   support_what_we_read(a_);
-  // open_memory takes a non-const pointer but only reads.
-  if (archive_read_open_memory(a_, const_cast<std::byte*>(data.data()), data.size()) != ARCHIVE_OK) {
+  static constexpr std::string_view kXzMagic{"\xfd" "7zXZ\0", 6};
+  int opened;
+  if (threads > 1 && data.size() >= kXzMagic.size() && as_chars(data.first(kXzMagic.size())) == kXzMagic) {
+    xz_ = std::make_unique<XzFeed>();
+    lzma_mt mt{};
+    mt.flags = LZMA_CONCATENATED;  // as libarchive's own xz filter reads: streams one after another
+    mt.threads = threads;
+    // Memory stays bounded: a block that would take a thread more than 64 MiB
+    // (a hostile header may declare any size) is decoded by the calling
+    // thread as it streams, as the single-threaded decoder does.
+    mt.memlimit_threading = std::uint64_t{threads} << 26;
+    mt.memlimit_stop = UINT64_MAX;
+    lzma_ret r = lzma_stream_decoder_mt(&xz_->s, &mt);
+    if (r != LZMA_OK) {
+      archive_read_free(a_);
+      fail(file_, "cannot start the threaded xz decoder: {}", XzFeed::what(r));
+    }
+    xz_->s.next_in = reinterpret_cast<const std::uint8_t*>(data.data());
+    xz_->s.avail_in = data.size();
+    opened = archive_read_open(a_, xz_.get(), nullptr, &XzFeed::read, nullptr);
+  } else {
+    // open_memory takes a non-const pointer but only reads.
+    opened = archive_read_open_memory(a_, const_cast<std::byte*>(data.data()), data.size());
+  }
+  if (opened != ARCHIVE_OK) {
     try {
       fail_here("cannot open the archive");
     } catch (...) {
@@ -70,7 +138,8 @@ StreamReader::~StreamReader() { archive_read_free(a_); }
 
 void StreamReader::fail_here(const char* what) const {
   const char* why = archive_error_string(a_);
-  la_int64_t at = archive_filter_bytes(a_, -1);  // bytes of the (compressed) input consumed so far
+  // bytes of the (compressed) input consumed so far
+  la_int64_t at = xz_ ? static_cast<la_int64_t>(xz_->s.total_in) : archive_filter_bytes(a_, -1);
   std::string msg = why && *why ? fmt::format("{}: {}", what, why) : std::string(what);
   if (at >= 0)
     fail_at({file_, static_cast<std::uint64_t>(at)}, "{}", msg);
@@ -98,6 +167,7 @@ std::size_t StreamReader::read(std::span<std::byte> buf) {
 }
 
 std::uint64_t StreamReader::consumed() const {
+  if (xz_) return xz_->s.total_in;
   la_int64_t n = archive_filter_bytes(a_, -1);
   return n > 0 ? static_cast<std::uint64_t>(n) : 0;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,7 +31,11 @@ bool is_compressed_file_only(Bytes data);
 class StreamReader {
  public:
   // Errors name `file` and, where libarchive tells, the offset in `data`.
-  StreamReader(Bytes data, std::string file);
+  // `threads` > 1: an xz stream is decoded by liblzma's threaded decoder
+  // (libarchive 3.6 has none) and handed to libarchive decoded. It gains where
+  // the stream has several blocks, as dpkg-deb and `xz -T` write them; each
+  // thread holds a whole block (dpkg-deb's 24 MiB blocks: ~35 MB a thread).
+  StreamReader(Bytes data, std::string file, unsigned threads = 1);
   ~StreamReader();
   StreamReader(const StreamReader&) = delete;
   StreamReader& operator=(const StreamReader&) = delete;
@@ -51,8 +56,10 @@ class StreamReader {
 
  private:
   [[noreturn]] void fail_here(const char* what) const;
+  struct XzFeed;
   ::archive* a_ = nullptr;
   std::string file_;
+  std::unique_ptr<XzFeed> xz_;  // when the threaded decoder feeds libarchive
 };
 
 }  // namespace ot::archive

@@ -171,7 +171,7 @@ class Walker {
   // tar, zip, cpio, rpm: one pass; members worth reading are spooled to an
   // unlinked scratch file and mapped, the others read through and dropped.
   void stream_archive(const Source& s) {
-    archive::StreamReader r(s.data, s.errname);
+    archive::StreamReader r(s.data, s.errname, limits_.threads);
     std::uint64_t n = 0;
     std::vector<std::byte> buf(256 << 10);
     // The compressed bytes read so far leave memory every few MiB, not only

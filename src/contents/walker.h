@@ -95,6 +95,9 @@ struct Limits {
   unsigned max_depth = 16;                     // containers inside containers
   std::uint64_t max_members = 1'000'000;       // per archive
   std::uint64_t max_expanded_bytes = 64ull << 30;  // decompressed and spooled, per walk
+  // Threads decoding an xz-compressed archive (archive::StreamReader): more
+  // than 1 takes up to 64 MiB a thread.
+  unsigned threads = 1;
 };
 
 // One bundle of a blob (binary, or a CCOB before it is decompressed), for

@@ -46,6 +46,7 @@ namespace {
 struct ListOptions {
   std::vector<std::string> inputs;
   bool json = false;
+  contents::Limits limits;
 };
 
 // The listing, printed as the walk finds each entry: nothing of the walk is
@@ -229,7 +230,7 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
     listing.begin(file);
     std::optional<std::string> error;
     try {
-      contents::walk_file(file, listing);
+      contents::walk_file(file, listing, o.limits);
       if (listing.found() == 0)
         fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
                    "in any archive member)");
@@ -271,10 +272,12 @@ cli::AppletBody define_list(CLI::App& app) {
       "bundles (CCOB), offload binaries, ELF and COFF objects and libraries (__CLANG_OFFLOAD_BUNDLE__ sections, "
       ".hip_fatbin, .llvm.offloading), ar archives, tar (gzip, xz, zstd, bzip2), zip, cpio, rpm and .deb packages, "
       "nested to any depth. Per container a header line with its chain and entry count, then index, ID, processor "
-      "(from the code object's header), size and offset in the file (where the bytes lie there uncompressed). A file "
-      "without device code is an error (exit 1), after the others are listed.");
+      "(from the code object's header), size and offset in the file (where the bytes lie there uncompressed), printed "
+      "as they are found. A file without device code, or one that cannot be read to its end, is an error (exit 1): "
+      "what was found before the failure is listed, and so are the other files.");
   app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
-  app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-list/1)");
+  app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-list/2)");
+  add_threads_option(app, o->limits);
   return [o](const cli::Invocation& inv) { return list(*o, inv); };
 }
 

@@ -37,6 +37,7 @@ namespace {
 struct SizeOptions {
   std::vector<std::string> inputs;
   bool per_file = false, per_bundle = false, json = false;
+  contents::Limits limits;
 };
 
 struct Row {
@@ -177,7 +178,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
   for (const std::string& file : o.inputs) {
     Sizer sizer(file, all, o.per_bundle);
     try {
-      contents::walk_file(file, sizer);
+      contents::walk_file(file, sizer, o.limits);
       sizer.done();
       if (sizer.found == 0)
         fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
@@ -240,6 +241,7 @@ cli::AppletBody define_size(CLI::App& app) {
   app.add_flag("--per-file", o->per_file, "also break the bytes down per file");
   app.add_flag("--per-bundle", o->per_bundle, "also break the bytes down per bundle (container)");
   app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-size/1)");
+  add_threads_option(app, o->limits);
   return [o](const cli::Invocation& inv) { return size(*o, inv); };
 }
 

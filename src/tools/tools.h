@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cli/applets.h"
+#include "contents/walker.h"
 
 namespace ot::tools {
 
@@ -22,6 +23,9 @@ cli::AppletBody define_prune(CLI::App& app);
 cli::AppletBody define_size(CLI::App& app);
 cli::AppletBody define_unbundle(CLI::App& app);
 cli::AppletBody define_wrap(CLI::App& app);
+
+// --threads N of the applets that walk containers (contents::Limits::threads).
+void add_threads_option(CLI::App& app, contents::Limits& limits);
 
 // Writes `s` to standard output as it is.
 inline void print(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }

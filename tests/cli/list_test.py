@@ -89,9 +89,10 @@ def list_json(c, *names):
         return rc, None, err + out
 
 
-def tar_xz(members):
+def tar_xz(members, mode='w:xz'):
+    """A tar of (name, bytes) members: xz-compressed by Python's lzma (one block), or as `mode` says."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode='w:xz') as t:
+    with tarfile.open(fileobj=buf, mode=mode) as t:
         for name, data in members:
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -315,6 +316,32 @@ def partial_cases(root):
           j['files'] == [{'file': 'x.tar.xz', 'entries': 3, 'error': err[len(E):-1]}] and err2 == err, (rc, j, err2))
 
 
+def threads_cases(root):
+    """--threads N: a .tar.xz of several xz blocks (as dpkg-deb and xz -T write
+    them) is decoded by liblzma's threaded decoder; the listing is the same as
+    with one thread, and damaged or truncated xz data is one error line."""
+    ids = ['host-x86_64-unknown-linux-gnu-', 'hipv4-amdgcn-amd-amdhsa--gfx906', 'hipv4-amdgcn-amd-amdhsa--gfx90a']
+    members = [('b%d.bundle' % i, blob_bundle(ids, [b'', os.urandom(300 << 10), os.urandom(200 << 10)]))
+               for i in range(6)]
+    xz = harness.run(['xz', '-T2', '--block-size=256KiB', '-c'], stdin=tar_xz(members, mode='w'), check=True).stdout
+    damaged = bytearray(xz)
+    damaged[len(xz) // 2] ^= 0xff
+    c = Case(root, 'list', {'p.tar.xz': xz, 'damaged.tar.xz': bytes(damaged), 'cut.tar.xz': xz[:len(xz) * 2 // 3]})
+    listed = harness.run(['xz', '--robot', '--list', os.path.join(c.dir, 'p.tar.xz')], text=True, check=True).stdout
+    nblocks = int([l for l in listed.splitlines() if l.startswith('file')][0].split('\t')[2])
+    one = c.run('--json', 'p.tar.xz')
+    for n in ('2', '3'):
+        got = c.run('--threads', n, '--json', 'p.tar.xz')
+        check('list --threads %s of a .tar.xz of %d xz blocks: the listing of one thread' % (n, nblocks),
+              nblocks > 4 and one[0] == 0 and got == one and len(json.loads(one[1])['entries']) == 18, (got, one))
+    for name in ('damaged.tar.xz', 'cut.tar.xz'):
+        rc, out, err = c.run('--threads', '2', name)
+        check('list --threads 2 of %s: one error line naming it, exit 1' % name,
+              rc == 1 and err.startswith(E + name + ': ') and err.count('\n') == 1 and 'xz' in err, (rc, out, err))
+    rc, out, err = c.run('--threads', '0', 'p.tar.xz')
+    check('list --threads 0 is refused', rc != 0 and out == '' and '--threads' in err, (rc, out, err))
+
+
 def blob_bundle(ids, payloads):
     """A binary bundle of `payloads` under `ids`, each payload 4 KiB aligned."""
     at = 32 + sum(24 + len(i) for i in ids)
@@ -372,6 +399,7 @@ def cases(root):
     size_cases(root, d, built)
     error_cases(root, built)
     partial_cases(root)
+    threads_cases(root)
     resident_cases(root)
     compressed_cases(root, harness.Folder(root).dir)
 

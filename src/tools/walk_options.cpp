@@ -1,0 +1,15 @@
+// Options shared by the applets that walk containers (list, size).
+#include <CLI/CLI.hpp>
+
+#include "tools/tools.h"
+
+namespace ot::tools {
+
+void add_threads_option(CLI::App& app, contents::Limits& limits) {
+  app.add_option("--threads", limits.threads,
+                 "threads decoding xz-compressed packages (.deb, .tar.xz) whose data has several blocks, as dpkg-deb "
+                 "writes them; each thread takes up to 64 MiB (default 1)")
+      ->check(CLI::Range(1, 256));
+}
+
+}  // namespace ot::tools
