@@ -110,7 +110,8 @@ struct Source {
 
 class Walker {
  public:
-  Walker(std::string file, Visitor& v, const Limits& limits) : file_(std::move(file)), v_(v), limits_(limits) {}
+  Walker(std::string file, Visitor& v, const Limits& limits)
+      : file_(std::move(file)), v_(v), headers_(v.wants_code_object_headers()), limits_(limits) {}
 
   void node(const Source& s) {
     if (s.depth > limits_.max_depth)
@@ -340,7 +341,7 @@ class Walker {
     // at each header (a ROCm library's 888 entries: 55 MB resident, and most
     // of the time `list` took).
     std::array<std::byte, 64> head{};
-    Bytes header = payload.first(std::min(payload.size(), head.size()));
+    Bytes header = headers_ ? payload.first(std::min(payload.size(), head.size())) : Bytes();
     if (backing.file && backing.file->fd() >= 0 && !header.empty()) {
       backing.file->read_at(backing.at + local, head.data(), header.size());
       header = Bytes(head.data(), header.size());
@@ -449,6 +450,7 @@ class Walker {
 
   std::string file_;
   Visitor& v_;
+  bool headers_;  // v_.wants_code_object_headers()
   std::map<std::string, std::optional<std::string>, std::less<>> canonical_;
   Entry entry_;  // emit's
   const Limits& limits_;

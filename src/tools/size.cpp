@@ -130,6 +130,8 @@ class Sizer : public contents::Visitor {
       path_ = c.path();
     }
   }
+  // Targets come from the bundle IDs: the code objects' headers are not read.
+  bool wants_code_object_headers() const override { return false; }
   void entry(const contents::Container&, const contents::Entry& e) override {
     ++found;
     entries_.push_back(e);

@@ -153,6 +153,26 @@ TEST_CASE("a bare bundle: entries, processors from the ELF headers, offsets") {
   check_bundle_entries(flat(fixture("b.bundle"), "b.bundle"), "b.bundle, bundle at 0x0", 0);
 }
 
+TEST_CASE("a visitor that wants no code object headers gets no processor, and the same entries otherwise") {
+  struct Headless : Flatten {
+    bool wants_code_object_headers() const override { return false; }
+  } v;
+  walk_bytes(fixture("b.bundle"), "b.bundle", v);
+  std::vector<Flat> full = flat(fixture("b.bundle"), "b.bundle");
+  REQUIRE(v.out.size() == 3);
+  REQUIRE(full.size() == 3);
+  CHECK(full[1].e.processor == "gfx906");
+  CHECK(full[1].e.code_object == "gfx906");
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK_FALSE(v.out[i].e.processor);
+    CHECK(v.out[i].e.code_object.empty());
+    CHECK(v.out[i].e.id == full[i].e.id);
+    CHECK(v.out[i].e.target == full[i].e.target);
+    CHECK(v.out[i].e.offset == full[i].e.offset);
+    CHECK(v.out[i].bytes == full[i].bytes);
+  }
+}
+
 TEST_CASE("tar.gz, tar.xz, tar.bz2, zip, cpio, rpm: members with magic are read, no offsets in the named file") {
   check_bundle_entries(flat(fixture("pkg.tar.gz"), "pkg.tar.gz"), "pkg.tar.gz(./lib/b.bundle), bundle at 0x0", {});
   check_bundle_entries(flat(fixture("pkg.tar.xz"), "pkg.tar.xz"), "pkg.tar.xz(./lib/b.bundle), bundle at 0x0", {});
