@@ -150,7 +150,7 @@ class Extractor : public contents::Visitor {
 }  // namespace
 
 std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<BundleId>& targets,
-                                          const std::string& dir) {
+                                          const std::string& dir, const contents::Limits& limits) {
   const std::string& path = config.inputs[0];
   auto in = open_first_input(config);
   const auto [names, requested] = standardised(targets);
@@ -158,7 +158,7 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   const std::string prefix = prepare_dir(dir);
   Staging staging(prefix);
   Extractor x(config, *in, requested, staging, prefix);
-  contents::walk_input(*in, x);
+  contents::walk_input(*in, x, limits);
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!x.found()[i] && !config.allow_missing_bundles)
       fail_llvm("no compatible code object found for the target '{}' in {}", names[i], path);

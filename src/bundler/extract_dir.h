@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bundler/offload_bundler.h"
+#include "contents/walker.h"
 #include "target/bundle_id.h"
 
 namespace ot::contents {
@@ -53,8 +54,9 @@ struct ExtractedFile {
 // (one zero byte) are the object without its bundle sections, as in device
 // archives. Fails when a target finds nothing unless
 // config.allow_missing_bundles, and on a bundle storing an ID twice. All files
-// are committed together: after an error nothing has been written.
+// are committed together: after an error nothing has been written. `limits`:
+// the walk's (contents::Limits: depth, members, bytes, xz threads).
 std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<target::BundleId>& targets,
-                                          const std::string& dir);
+                                          const std::string& dir, const contents::Limits& limits = {});
 
 }  // namespace ot::bundler

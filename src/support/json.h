@@ -3,7 +3,6 @@
 // byte for byte), null for absent values. One helper for every applet.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,8 +39,6 @@ inline std::string str(std::string_view s) {
 }
 // "" -> null
 inline std::string str_or_null(const std::string& s) { return s.empty() ? "null" : str(s); }
-// nullopt -> null ("" stays a string)
-inline std::string opt_str(const std::optional<std::string>& s) { return s ? str(*s) : "null"; }
 inline const char* boolean(bool b) { return b ? "true" : "false"; }
 
 }  // namespace ot::json

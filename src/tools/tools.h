@@ -24,7 +24,8 @@ cli::AppletBody define_size(CLI::App& app);
 cli::AppletBody define_unbundle(CLI::App& app);
 cli::AppletBody define_wrap(CLI::App& app);
 
-// --threads N of the applets that walk containers (contents::Limits::threads).
+// --threads N of the applets that walk containers (contents::Limits::threads):
+// list, size, unbundle --extract-dir.
 void add_threads_option(CLI::App& app, contents::Limits& limits);
 
 // Writes `s` to standard output as it is.

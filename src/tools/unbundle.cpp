@@ -61,6 +61,7 @@ struct UnbundleOptions {
   std::string input, type, extract_dir;
   std::vector<std::string> pairs;
   bool allow_missing = false, hip_openmp = false, check_archive = false, verbose = false;
+  contents::Limits limits;  // --extract-dir's walk
 };
 
 int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
@@ -83,7 +84,7 @@ int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
     }
     auto targets = bundler::check_targets(c, true);
     if (o.check_archive) bundler::check_input_archive(c);
-    for (const bundler::ExtractedFile& f : bundler::extract_to_dir(c, targets, o.extract_dir))
+    for (const bundler::ExtractedFile& f : bundler::extract_to_dir(c, targets, o.extract_dir, o.limits))
       if (o.verbose) std::printf("%s\t%s\t%s\n", f.path.c_str(), f.member.c_str(), f.bundle_id.c_str());
     return 0;
   }
@@ -118,6 +119,7 @@ cli::AppletBody define_unbundle(CLI::App& app) {
   app.add_flag("--check-input-archive", o->check_archive,
                "archives: refuse members whose bundle IDs conflict (as clang-offload-bundler -check-input-archive)");
   app.add_flag("-v,--verbose", o->verbose, "with --extract-dir: list the written files");
+  add_threads_option(app, o->limits);
   return [o](const cli::Invocation& inv) { return unbundle(*o, inv); };
 }
 

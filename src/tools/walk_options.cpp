@@ -1,4 +1,4 @@
-// Options shared by the applets that walk containers (list, size).
+// Options shared by the applets that walk containers (list, size, unbundle --extract-dir).
 #include <CLI/CLI.hpp>
 
 #include "tools/tools.h"

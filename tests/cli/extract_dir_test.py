@@ -4,7 +4,8 @@ walker reads, from real inputs: a HIP object and shared library by clang 19
 (gfx906, gfx90a:xnack+), a library linked from two HIP objects (two bundles in
 its .hip_fatbin: the same IDs twice), an object bundle by
 clang-offload-bundler-19 -type=o, a compressed (--offload-compress) library,
-an ar archive, a tar.gz and a .deb (dpkg-deb) of the library.
+an ar archive, a tar.gz, a .deb (dpkg-deb) and a multi-block tar.xz (read
+with --threads 2) of the library.
 
 Each written file must be byte for byte the range `list --json` names in the
 file (offset/size); for entries without one (inside a package member or a
@@ -172,9 +173,20 @@ def package_cases(root, d, built):
             info = tarfile.TarInfo(n)
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
-    c = Case(root, 'unbundle', {'libk.deb': deb, 'k.tar.gz': buf.getvalue()})
-    for name, member in (('libk.deb', './usr/lib/libk.so.1'), ('k.tar.gz', 'lib/libk.so')):
-        rc, rows, err = extract(c, name, name + '.d')
+    tar = io.BytesIO()
+    with tarfile.open(fileobj=tar, mode='w') as t:
+        info = tarfile.TarInfo('lib/libk.so')
+        info.size = len(so)
+        t.addfile(info, io.BytesIO(so))
+    # several xz blocks, as dpkg-deb and xz -T write them: --threads 2 decodes them side by side
+    txz = harness.run(['xz', '-T2', '--block-size=16KiB', '-c'], stdin=tar.getvalue(), check=True).stdout
+    c = Case(root, 'unbundle', {'libk.deb': deb, 'k.tar.gz': buf.getvalue(), 'k.tar.xz': txz})
+    listed = harness.run(['xz', '--robot', '--list', c.path('k.tar.xz')], text=True, check=True).stdout
+    blocks = int([l for l in listed.splitlines() if l.startswith('file')][0].split('\t')[2])
+    check('k.tar.xz: %d xz blocks' % blocks, blocks > 1, listed)
+    for name, member, flags in (('libk.deb', './usr/lib/libk.so.1', ()), ('k.tar.gz', 'lib/libk.so', ()),
+                                ('k.tar.xz', 'lib/libk.so', ('--threads', '2'))):
+        rc, rows, err = extract(c, name, name + '.d', *flags)
         check('%s: extracts' % name, rc == 0 and err == '', (rc, err))
         check('%s: -v: the member column is the package member' % name,
               [r[1] for r in rows] == [member] * len(entries), rows)
