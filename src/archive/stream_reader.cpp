@@ -24,11 +24,16 @@ void support_what_we_read(::archive* a) {
   archive_read_support_format_cpio(a);
 }
 
+bool has_xz_magic(Bytes p) {
+  static constexpr std::string_view kXz{"\xfd" "7zXZ\0", 6};
+  return p.size() >= kXz.size() && as_chars(p.first(kXz.size())) == kXz;
+}
+
 }  // namespace
 
 bool has_compression_magic(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
-  return starts("\x1f\x8b") || starts("\xfd" "7zXZ\0") || starts("\x28\xb5\x2f\xfd") || starts("BZh");
+  return starts("\x1f\x8b") || has_xz_magic(p) || starts("\x28\xb5\x2f\xfd") || starts("BZh");
 }
 
 bool is_compressed_file_only(Bytes data) {
@@ -100,9 +105,8 @@ StreamReader::StreamReader(Bytes data, std::string file, unsigned threads)
     : a_(archive_read_new()), file_(std::move(file)) {
   if (!a_) fail(file_, "cannot start libarchive: out of memory");
   support_what_we_read(a_);
-  static constexpr std::string_view kXzMagic{"\xfd" "7zXZ\0", 6};
   int opened;
-  if (threads > 1 && data.size() >= kXzMagic.size() && as_chars(data.first(kXzMagic.size())) == kXzMagic) {
+  if (threads > 1 && has_xz_magic(data)) {
     xz_ = std::make_unique<XzFeed>();
     lzma_mt mt{};
     mt.flags = LZMA_CONCATENATED;  // as libarchive's own xz filter reads: streams one after another
