@@ -231,9 +231,7 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
     std::optional<std::string> error;
     try {
       contents::walk_file(file, listing, o.limits);
-      if (listing.found() == 0)
-        fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
-                   "in any archive member)");
+      if (listing.found() == 0) fail_no_device_code(file);
     } catch (const Error& e) {
       error = e.what();
     }

@@ -118,7 +118,8 @@ class Sizer : public contents::Visitor {
  public:
   Sizer(const std::string& file, Table& all, bool per_bundle) : file_(file), all_(all), per_bundle_(per_bundle) {}
 
-  // A file's tables: kept by the caller only when it was read to its end.
+  // The file's own table and bundles: kept by the caller only when it was
+  // read to its end (`all` is then put back as it was before the file).
   Table file_table;
   std::vector<Bundle> bundles;
   std::uint64_t found = 0;  // entries
@@ -143,23 +144,12 @@ class Sizer : public contents::Visitor {
     for (const contents::Entry& e : entries_) payload += e.size;
     Table bt;
     for (const contents::Entry& e : entries_) {
+      add(all_, e, payload);
       add(file_table, e, payload);
       if (per_bundle_) add(bt, e, payload);
     }
     if (per_bundle_ && !entries_.empty()) bundles.push_back({file_, std::move(name_), std::move(path_), std::move(bt)});
     entries_.clear();
-  }
-  // The file's tables into the totals.
-  std::uint64_t merge() {
-    std::uint64_t n = 0;
-    for (const auto& [k, r] : file_table) {
-      Row& to = all_[k];
-      to.entries += r.entries;
-      to.file_bytes += r.file_bytes;
-      to.uncompressed += r.uncompressed;
-      n += r.entries;
-    }
-    return n;
   }
 
  private:
@@ -178,20 +168,20 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
   std::vector<Bundle> per_bundle;
   std::uint64_t entries = 0;
   for (const std::string& file : o.inputs) {
+    Table before = all;  // a handful of targets
     Sizer sizer(file, all, o.per_bundle);
     try {
       contents::walk_file(file, sizer, o.limits);
       sizer.done();
-      if (sizer.found == 0)
-        fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, "
-                   "in any archive member)");
+      if (sizer.found == 0) fail_no_device_code(file);
     } catch (const Error& e) {
+      all = std::move(before);  // a file that fails counts for nothing
       std::fflush(stdout);  // the error after what was listed before it
       cli::print_error(inv.prog, e.what());
       rc = 1;
       continue;
     }
-    entries += sizer.merge();
+    entries += sizer.found;
     std::move(sizer.bundles.begin(), sizer.bundles.end(), std::back_inserter(per_bundle));
     if (o.per_file) per_file.emplace_back(file, std::move(sizer.file_table));
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 #include <string_view>
 
 #include "cli/applets.h"
@@ -27,6 +28,8 @@ cli::AppletBody define_wrap(CLI::App& app);
 // --threads N of the applets that walk containers (contents::Limits::threads):
 // list, size, unbundle --extract-dir.
 void add_threads_option(CLI::App& app, contents::Limits& limits);
+// The error of list and size for a file the walk found nothing in.
+[[noreturn]] void fail_no_device_code(const std::string& file);
 
 // Writes `s` to standard output as it is.
 inline void print(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }

@@ -1,6 +1,7 @@
-// Options shared by the applets that walk containers (list, size, unbundle --extract-dir).
+// What the applets that walk containers share (list, size, unbundle --extract-dir).
 #include <CLI/CLI.hpp>
 
+#include "support/error.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
@@ -10,6 +11,11 @@ void add_threads_option(CLI::App& app, contents::Limits& limits) {
                  "threads decoding xz-compressed packages (.deb, .tar.xz) whose data has several blocks, as dpkg-deb "
                  "writes them; each thread takes up to 64 MiB (default 1)")
       ->check(CLI::Range(1, 256));
+}
+
+void fail_no_device_code(const std::string& file) {
+  fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, in any "
+             "archive member)");
 }
 
 }  // namespace ot::tools

@@ -314,6 +314,15 @@ def partial_cases(root):
           j['schema'] == 'offloadtool-list/2' and [e['id'] for e in j['entries']] == ids and
           [e['size'] for e in j['entries']] == [0, 100, 200] and
           j['files'] == [{'file': 'x.tar.xz', 'entries': 3, 'error': err[len(E):-1]}] and err2 == err, (rc, j, err2))
+    # size adds entries as it finds them: a file that fails part way counts for nothing in the totals
+    c = Case(root, 'size', {'x.tar.xz': tar_xz([('good.bundle', good), ('again.bundle', good), ('bad.bundle', bad)]),
+                            'good.bundle': good})
+    rc, out, err = c.run('--json', '--per-file', 'x.tar.xz', 'good.bundle')
+    s = json.loads(out) if out else {}
+    check('size: the entries of a file that fails part way are not in the totals', rc == 1 and
+          err.startswith('offloadtool size: error: x.tar.xz(bad.bundle): ') and err.count('\n') == 1 and
+          s.get('entries') == 3 and s.get('file_bytes') == 300 and
+          [f['file'] for f in s.get('files', [])] == ['good.bundle'], (rc, s, err))
 
 
 def threads_cases(root):
