@@ -26,10 +26,10 @@ static_assert(std::ranges::is_sorted(kApplets, {}, &Applet::name));
 
 // LLVM tool names offloadtool answers to when installed under them.
 constexpr Personality kPersonalities[] = {
-    {"clang-offload-bundler", &tools::run_clang_offload_bundler, &llvmcl::kClangOffloadBundler19},
-    {"clang-offload-packager", &tools::run_clang_offload_packager, &llvmcl::kClangOffloadPackager19},
-    {"llvm-offload-binary", &tools::run_clang_offload_packager, &llvmcl::kClangOffloadPackager19},
-    {"clang-offload-wrapper", &tools::run_clang_offload_wrapper, &llvmcl::kClangOffloadWrapper14},
+    {"clang-offload-bundler", &tools::run_clang_offload_bundler, &llvmcl::bundler_tool},
+    {"clang-offload-packager", &tools::run_clang_offload_packager, &llvmcl::packager_tool},
+    {"llvm-offload-binary", &tools::run_clang_offload_packager, &llvmcl::packager_tool},
+    {"clang-offload-wrapper", &tools::run_clang_offload_wrapper, &llvmcl::clang_offload_wrapper_tool},
 };
 
 constexpr TopLevelOption kTopLevel[] = {
@@ -44,7 +44,7 @@ std::span<const Applet> applets() { return kApplets; }
 std::span<const Personality> personalities() { return kPersonalities; }
 std::span<const TopLevelOption> top_level_options() { return kTopLevel; }
 
-const Personality* find_personality(std::string_view argv0) {
+PersonalityMatch find_personality(std::string_view argv0) {
   auto slash = argv0.find_last_of("/\\");
   std::string_view base = slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1);
   if (base.size() > 4 && (base.ends_with(".exe") || base.ends_with(".EXE"))) base.remove_suffix(4);
@@ -53,10 +53,22 @@ const Personality* find_personality(std::string_view argv0) {
       bool left_ok = pos == 0 || base[pos - 1] == '-';
       std::size_t end = pos + p.name.size();
       bool right_ok = end == base.size() || base[end] == '-';
-      if (left_ok && right_ok) return &p;
+      if (!left_ok || !right_ok) continue;
+      PersonalityMatch m{&p, std::nullopt, std::string(base)};
+      // "-N" right after the name, all digits up to the end or the next '-'.
+      if (end < base.size()) {
+        std::string_view tail = base.substr(end + 1);
+        tail = tail.substr(0, tail.find('-'));
+        if (!tail.empty() && tail.size() <= 3 && tail.find_first_not_of("0123456789") == std::string_view::npos) {
+          int v = 0;
+          for (char ch : tail) v = v * 10 + (ch - '0');
+          m.version = v;
+        }
+      }
+      return m;
     }
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace ot::cli

@@ -3,10 +3,13 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "target/llvm_release.h"
 
 namespace CLI {
 class App;
@@ -24,6 +27,10 @@ struct Invocation {
   std::string argv0;                 // as typed (LLVM prints this in "error:" lines)
   std::string prog;                  // basename of argv0, or "offloadtool <applet>"
   std::vector<std::string> args;
+  // The LLVM release impersonated (cli/release.h): what LLVM-defined bytes and
+  // texts follow, under an LLVM name and in the native applets alike.
+  target::LlvmRelease release = target::LlvmRelease::Llvm22;
+  std::string release_why;           // how it was chosen, for --version
 };
 
 using CommandMain = int (*)(const Invocation&);
@@ -43,7 +50,8 @@ struct Applet {
 struct Personality {
   std::string_view name;     // matched against argv[0]'s basename with a boundary rule
   CommandMain main;
-  const llvmcl::Tool* tool;  // its command line (cli/llvm_tools.h): help, man page, completions
+  // Its command line in a release (cli/llvm_tools.h): help, --version, man page, completions.
+  const llvmcl::Tool& (*tool)(target::LlvmRelease);
 };
 
 // What `offloadtool` takes instead of an applet (cli/dispatch.cpp).
@@ -63,7 +71,12 @@ std::span<const Personality> personalities();
 // The personality argv[0] selects, or nullptr. A name matches when it equals the
 // basename, or appears in it bounded by the start or a '-' before it and by the
 // end, a '-' (version suffix such as -19) or ".exe" after it.
-const Personality* find_personality(std::string_view argv0);
+struct PersonalityMatch {
+  const Personality* personality = nullptr;
+  std::optional<int> version;  // the release a "-N" right after the name asks for (clang-offload-bundler-22)
+  std::string name;            // the basename without ".exe"
+};
+PersonalityMatch find_personality(std::string_view argv0);
 
 int dispatch(int argc, char** argv);
 

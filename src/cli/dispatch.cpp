@@ -7,9 +7,11 @@
 #include "cli/applets.h"
 #include "cli/diagnostics.h"
 #include "cli/generate_docs.h"
+#include "cli/release.h"
 #include "cli/run.h"
 #include "cli/version.h"
 #include "support/edit_distance.h"
+#include "support/error.h"
 
 namespace ot::cli {
 namespace {
@@ -34,10 +36,22 @@ int dispatch(int argc, char** argv) {
   std::string argv0 = argc > 0 ? argv[0] : "offloadtool";
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
 
-  if (const Personality* p = find_personality(argv0)) {
-    auto slash = argv0.find_last_of('/');
-    Invocation inv{argv0, slash == std::string::npos ? argv0 : argv0.substr(slash + 1), std::move(args)};
-    return p->main(inv);
+  // The release impersonated, for a personality and a native applet alike: a
+  // wrong versioned name or OFFLOADTOOL_LLVM is an error before anything runs.
+  PersonalityMatch match = find_personality(argv0);
+  auto slash = argv0.find_last_of('/');
+  std::string prog = slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
+  ReleaseChoice release;
+  try {
+    release = choose_release(match.version, match.name);
+  } catch (const Error& e) {
+    print_error(match.personality ? prog : "offloadtool", e.what());
+    return 1;
+  }
+
+  if (match.personality) {
+    Invocation inv{argv0, prog, std::move(args), release.release, release.why};
+    return match.personality->main(inv);
   }
 
   if (args.empty()) {
@@ -52,7 +66,7 @@ int dispatch(int argc, char** argv) {
         print_usage(stdout);
         return 0;
       case TopLevelAction::Version:
-        std::fputs((version_text() + "\n").c_str(), stdout);
+        std::fputs((version_text(release) + "\n").c_str(), stdout);
         return 0;
       case TopLevelAction::GenerateDocs:
         if (args.size() != 2) {
@@ -64,16 +78,21 @@ int dispatch(int argc, char** argv) {
   }
   for (const Applet& a : applets()) {
     if (a.name == cmd) {
-      Invocation inv{argv0, "offloadtool " + cmd, {args.begin() + 1, args.end()}};
+      Invocation inv{argv0, "offloadtool " + cmd, {args.begin() + 1, args.end()}, release.release, release.why};
       return run_applet(a, inv);
     }
   }
   // An LLVM tool name as the first argument also works: `offloadtool clang-offload-bundler -list ...`.
-  for (const Personality& p : personalities()) {
-    if (p.name == cmd) {
-      Invocation inv{cmd, cmd, {args.begin() + 1, args.end()}};
-      return p.main(inv);
+  // A versioned name works there too: `offloadtool clang-offload-bundler-22 ...`.
+  if (PersonalityMatch m = find_personality(cmd); m.personality && m.name == cmd) {
+    try {
+      release = choose_release(m.version, m.name);
+    } catch (const Error& e) {
+      print_error(cmd, e.what());
+      return 1;
     }
+    Invocation inv{cmd, cmd, {args.begin() + 1, args.end()}, release.release, release.why};
+    return m.personality->main(inv);
   }
   std::string message = fmt::format("unknown applet '{}'", cmd);
   const Applet* best = nullptr;

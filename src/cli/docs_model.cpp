@@ -87,7 +87,7 @@ std::vector<std::string> llvm_choices(std::string_view help) {
 }
 
 CommandDoc personality_doc(const Personality& p) {
-  const llvmcl::Tool& tool = *p.tool;
+  const llvmcl::Tool& tool = p.tool(default_release());
   CommandDoc d;
   d.name = std::string(p.name);
   d.path = d.name;
@@ -145,7 +145,7 @@ CommandDoc describe_offloadtool() {
   }
   for (const Applet& a : applets()) {
     CLI::App app;
-    AppletBody body = define_applet(a, app, "offloadtool " + std::string(a.name));
+    AppletBody body = define_applet(a, app, "offloadtool " + std::string(a.name), {default_release(), "the build's default"});
     CommandDoc sub = app_doc(app, std::string(a.name), "offloadtool " + std::string(a.name), std::string(a.summary));
     sub.error_exit = a.error_exit;
     d.subcommands.push_back(std::move(sub));

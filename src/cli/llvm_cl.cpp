@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "support/error.h"
 #include "support/llvm_stringmap.h"
 #include "support/mapped_file.h"
@@ -524,7 +526,11 @@ bool Parser::add_occurrence(Entry& e, std::string_view arg_name, std::string_vie
     case Action::HelpHidden: output_.out += help(true, true); break;
     case Action::HelpList: output_.out += help(false, false); break;
     case Action::HelpListHidden: output_.out += help(false, true); break;
-    case Action::Version: output_.out += std::string(tool_.version) + "\n"; break;
+    case Action::Version:
+      // LLVM's text, then one line naming offloadtool and the release it impersonates.
+      output_.out += fmt::format("{}\noffloadtool " OT_VERSION " as LLVM {} ({})\n", tool_.version,
+                                 target::traits(inv_.release).major, inv_.release_why);
+      break;
   }
   exit_ = true;  // LLVM prints and exits at once, in the middle of parsing
   return true;

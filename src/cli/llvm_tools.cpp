@@ -119,6 +119,14 @@ constinit const Tool kClangOffloadBundler19{
     .version = "Debian clang-offload-bundler version 19.1.7 (3~deb12u1)",
 };
 
+constinit const Tool kClangOffloadBundler22{
+    .dialect = Dialect::Llvm19,
+    .overview = kBundlerOverview,
+    .category = "clang-offload-bundler options",
+    .options = kBundler19Options,  // unchanged in 22 (--help is byte-identical)
+    .version = "Debian clang-offload-bundler version 22.1.8 (1~deb12u1)",
+};
+
 constinit const Tool kClangOffloadPackager19{
     .dialect = Dialect::Llvm19,
     .overview =
@@ -130,6 +138,19 @@ constinit const Tool kClangOffloadPackager19{
     .positionals = Positionals::AtMostOne,
     .positional_help = "Extract from <file>.",
     .version = "Debian clang-offload-packager version 19.1.7 (3~deb12u1)",
+};
+
+constinit const Tool kLlvmOffloadBinary22{
+    .dialect = Dialect::Llvm19,
+    .overview =
+        "A utility for bundling several object files into a single binary.\n"
+        "The output binary can then be embedded into the host section table\n"
+        "to create a fatbinary containing offloading code.\n",
+    .category = "llvm-offload-binary options",  // under either name
+    .options = kPackager19Options,
+    .positionals = Positionals::AtMostOne,
+    .positional_help = "Extract from <file>.",
+    .version = "Debian LLVM version 22.1.8\n  Optimized build.",
 };
 
 constinit const Tool kClangOffloadWrapper14{
@@ -148,5 +169,15 @@ constinit const Tool kClangOffloadWrapper14{
         "\nNOTE: this clang-offload-wrapper (offloadtool) writes a host object file (ELF or COFF)\n"
         "for --target, not LLVM bitcode: link it directly, no LLVM back end is needed.\n",
 };
+
+const Tool& bundler_tool(target::LlvmRelease release) {
+  return release == target::LlvmRelease::Llvm19 ? kClangOffloadBundler19 : kClangOffloadBundler22;
+}
+
+const Tool& packager_tool(target::LlvmRelease release) {
+  return release == target::LlvmRelease::Llvm19 ? kClangOffloadPackager19 : kLlvmOffloadBinary22;
+}
+
+const Tool& clang_offload_wrapper_tool(target::LlvmRelease) { return kClangOffloadWrapper14; }
 
 }  // namespace ot::cli::llvmcl

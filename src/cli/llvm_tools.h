@@ -8,7 +8,15 @@
 namespace ot::cli::llvmcl {
 
 extern const Tool kClangOffloadBundler19;   // clang-offload-bundler 19.1.7
+extern const Tool kClangOffloadBundler22;   // clang-offload-bundler 22.1.8
 extern const Tool kClangOffloadPackager19;  // clang-offload-packager 19.1.7
+extern const Tool kLlvmOffloadBinary22;     // llvm-offload-binary 22.1.8 (also as clang-offload-packager)
 extern const Tool kClangOffloadWrapper14;   // clang-offload-wrapper 14.0.6
+
+// Each personality's command line in a release (cli/applets.h's table).
+const Tool& bundler_tool(target::LlvmRelease release);
+const Tool& packager_tool(target::LlvmRelease release);
+// LLVM 15 removed clang-offload-wrapper: every release keeps 14's command line.
+const Tool& clang_offload_wrapper_tool(target::LlvmRelease release);
 
 }  // namespace ot::cli::llvmcl

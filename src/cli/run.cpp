@@ -32,15 +32,16 @@ int run_guarded(std::string_view prog, const std::function<int()>& body) {
   return 1;
 }
 
-AppletBody define_applet(const Applet& a, CLI::App& app, const std::string& prog) {
+AppletBody define_applet(const Applet& a, CLI::App& app, const std::string& prog, const ReleaseChoice& release) {
   app.name(prog);
-  app.set_version_flag("--version", version_text);
+  app.set_version_flag("--version", [release] { return version_text(release); });
   return a.define(app);
 }
 
 int run_applet(const Applet& a, const Invocation& inv) {
   CLI::App app;
-  AppletBody body = define_applet(a, app, inv.prog);
+  const ReleaseChoice release{inv.release, inv.release_why};
+  AppletBody body = define_applet(a, app, inv.prog, release);
   std::vector<std::string> args(inv.args.rbegin(), inv.args.rend());  // CLI11 parses a reversed vector
   try {
     app.parse(args);
@@ -49,7 +50,7 @@ int run_applet(const Applet& a, const Invocation& inv) {
     std::fputs((subs.empty() ? app.help() : subs.front()->help()).c_str(), stdout);
     return 0;
   } catch (const CLI::CallForVersion&) {
-    std::fputs((version_text() + "\n").c_str(), stdout);
+    std::fputs((version_text(release) + "\n").c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
     print_error(inv.prog, fmt::format("{} (see '{} --help')", e.what(), inv.prog));

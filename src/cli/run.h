@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cli/applets.h"
+#include "cli/release.h"
 
 namespace ot::cli {
 
@@ -14,7 +15,8 @@ int run_guarded(std::string_view prog, const std::function<int()>& body);
 
 // Builds applet `a`'s command line in `app` as `prog` ("offloadtool bundle"),
 // with --help and --version, and returns its body; runs nothing.
-AppletBody define_applet(const Applet& a, CLI::App& app, const std::string& prog);
+// `release`: what its --version names (cli/release.h).
+AppletBody define_applet(const Applet& a, CLI::App& app, const std::string& prog, const ReleaseChoice& release);
 
 // Parses inv.args with the applet's command line, then runs it: --help prints
 // the (sub)command's help, --version the version (exit 0); a usage error or a

@@ -15,7 +15,7 @@ namespace ot::cli {
 // (src/cli/version_commit.cpp.in); "unknown" outside a git checkout.
 extern const char kCommit[];
 
-std::string version_text() {
+std::string version_text(const ReleaseChoice& release) {
   int workers = compress::max_threads();
   // archive_version_string(): "libarchive 3.6.2", a constant. Not
   // archive_version_details() (which adds the libraries it was built with):
@@ -32,10 +32,12 @@ std::string version_text() {
       "zstd: {}\n"
       "zlib: {}\n"
       "libarchive: {}{}\n"
-      "--threads: {}",
+      "--threads: {}\n"
+      "llvm: {} ({}; supported: {})",
       kCommit, ZSTD_versionString(), zlibVersion(), archive_version,
       archive_libs.empty() ? "" : fmt::format(" ({})", archive_libs),
-      workers > 0 ? fmt::format("yes (up to {} zstd workers)", workers) : "no (this libzstd has no worker threads)");
+      workers > 0 ? fmt::format("yes (up to {} zstd workers)", workers) : "no (this libzstd has no worker threads)",
+      target::traits(release.release).major, release.why, target::supported_majors_text());
 }
 
 }  // namespace ot::cli

@@ -7,9 +7,12 @@
 
 #include <string>
 
+#include "cli/release.h"
+
 namespace ot::cli {
 
-// Without a final newline (CLI11 adds one).
-std::string version_text();
+// Without a final newline (CLI11 adds one). The last line names the LLVM
+// release impersonated and why: "llvm: 22 (the build's default)".
+std::string version_text(const ReleaseChoice& release);
 
 }  // namespace ot::cli

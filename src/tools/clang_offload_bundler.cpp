@@ -148,7 +148,7 @@ int run(const cli::llvmcl::Parsed& p, const cli::Invocation& inv) {
 }  // namespace
 
 int run_clang_offload_bundler(const cli::Invocation& inv) {
-  auto parsed = cli::llvmcl::parse(cli::llvmcl::kClangOffloadBundler19, inv);
+  auto parsed = cli::llvmcl::parse(cli::llvmcl::bundler_tool(inv.release), inv);
   if (const int* rc = std::get_if<int>(&parsed)) return *rc;
   const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
 

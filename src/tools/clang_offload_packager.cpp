@@ -31,7 +31,7 @@ std::uint64_t sym64_threshold() {
 }  // namespace
 
 int run_clang_offload_packager(const cli::Invocation& inv) {
-  auto parsed = cli::llvmcl::parse(cli::llvmcl::kClangOffloadPackager19, inv);
+  auto parsed = cli::llvmcl::parse(cli::llvmcl::packager_tool(inv.release), inv);
   if (const int* rc = std::get_if<int>(&parsed)) return *rc;
   const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
 

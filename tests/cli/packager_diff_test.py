@@ -54,7 +54,8 @@ def run_case(side, index, files, commands):
             harness.run(cmd[1], cwd=w.case, check=True)
             continue
         args, stdin = cmd[0], cmd[1]
-        transcript.append((args,) + w.run(args, PROG, env=cmd[2] if len(cmd) > 2 else {}, stdin=stdin or b''))
+        rc, out, err = w.run(args, PROG, env=cmd[2] if len(cmd) > 2 else {}, stdin=stdin or b'')
+        transcript.append((args, rc, harness.without_own_version_line(out), err))
     out = w.files()
     w.cleanup()
     return transcript, out

@@ -26,6 +26,7 @@ FORM = [
     r'zlib: \d+(\.\d+)+',
     r'libarchive: \d+\.\d+\.\d+( \((\S+/\S+ ?)+\))?',
     r'--threads: (?P<threads>yes \(up to \d+ zstd workers\)|no \(this libzstd has no worker threads\))',
+    r'llvm: (?P<llvm>\d+) \((?P<why>.*); supported: 19, 22\)',
 ]
 
 
@@ -42,7 +43,7 @@ def run_cases(root):
     rc, out, err = run(['--version'])
     check('--version: exit 0, nothing on stderr', rc == 0 and err == '', 'rc=%d stderr=%r' % (rc, err))
     lines = out.split('\n')
-    check('--version: six lines and a final newline', len(lines) == len(FORM) + 1 and lines[-1] == '', repr(out))
+    check('--version: seven lines and a final newline', len(lines) == len(FORM) + 1 and lines[-1] == '', repr(out))
     fields = {}
     for i, pattern in enumerate(FORM):
         line = lines[i] if i < len(lines) else ''
@@ -51,6 +52,8 @@ def run_cases(root):
         if m:
             fields.update({k: v for k, v in m.groupdict().items() if v is not None})
     check('--version: the same on a second run', run(['--version']) == (rc, out, err))
+    check('--version: the release of OFFLOADTOOL_LLVM (the harness sets it)',
+          (fields.get('llvm'), fields.get('why')) == (harness.RELEASE, 'OFFLOADTOOL_LLVM=' + harness.RELEASE), fields)
 
     # Every native applet (as listed by --help) prints the same text.
     _, help_text, _ = run(['--help'])

@@ -134,12 +134,20 @@ DATA = os.environ.get('OT_TEST_DATA', os.path.join(SOURCE_ROOT, 'tests', 'data')
 REFERENCE = os.path.join(DATA, 'reference')
 GOLDEN = os.path.join(REFERENCE, 'golden')
 
-LLVM_BIN = os.environ.get('LLVM_BIN', '/usr/lib/llvm-19/bin')
+# The LLVM release a suite compares with: $OT_LLVM_RELEASE (19 or 22; meson
+# registers the differential suites once per release). Every offloadtool run
+# impersonates it through OFFLOADTOOL_LLVM, inherited by each command the
+# suite starts (a test of how the release is chosen without it unsets it).
+RELEASE = os.environ.get('OT_LLVM_RELEASE', '19')
+if RELEASE not in ('19', '22'):
+    raise SystemExit(f'OT_LLVM_RELEASE={RELEASE}: 19 or 22')
+os.environ['OFFLOADTOOL_LLVM'] = RELEASE
+LLVM_BIN = os.environ.get('LLVM_BIN', f'/usr/lib/llvm-{RELEASE}/bin')
 LLVM14_BIN = '/usr/lib/llvm-14/bin'
 
 
 def llvm(tool):
-    """The path of an LLVM 19 tool (`llvm('llvm-ar')`)."""
+    """The path of a tool of the suite's LLVM release (`llvm('llvm-ar')`)."""
     return os.path.join(LLVM_BIN, tool)
 
 
@@ -700,12 +708,21 @@ def replace_all(text, mapping):
     return text
 
 
+def without_own_version_line(text):
+    """`text` (bytes) without the line an LLVM personality's --version adds
+    after LLVM's text, when that line names the suite's release: "offloadtool
+    0.1.0 as LLVM 22 (OFFLOADTOOL_LLVM=22)". A line naming another release stays
+    (and so differs from LLVM's output)."""
+    return re.sub(rb'^offloadtool [0-9.]+ as LLVM ' + RELEASE.encode() + rb' \([^\n]*\)\n', b'', text, flags=re.M)
+
+
 def mask_variable(text):
     """Bytes of a bundler's output with what is inherently variable masked:
     LLVM's timer-group report (-verbose; offloadtool deliberately prints none),
-    compression speeds, and temporary file names (LLVM's are random,
-    offloadtool's -### prints a fixed one)."""
-    text = _TIMER_RE.sub(b'', text)
+    compression speeds, temporary file names (LLVM's are random,
+    offloadtool's -### prints a fixed one), and the line offloadtool's --version
+    adds after LLVM's (without_own_version_line)."""
+    text = without_own_version_line(_TIMER_RE.sub(b'', text))
     text = re.sub(rb'speed: [0-9.]+ MB/s', b'speed: <T> MB/s', text)
     return re.sub(rb'clang-offload-bundler-[0-9a-f]{6}\.tmp', b'clang-offload-bundler-XXXXXX.tmp', text)
 

@@ -25,7 +25,7 @@ struct Run {
 
 Run run(const Tool& tool, std::string name, std::vector<std::string> args) {
   Output o;
-  auto r = parse(tool, ot::cli::Invocation{name, name, std::move(args)}, o);
+  auto r = parse(tool, ot::cli::Invocation{name, name, std::move(args), ot::target::LlvmRelease::Llvm19, "a test"}, o);
   return {std::move(r), o.out, o.err};
 }
 
@@ -119,9 +119,11 @@ TEST_CASE("llvm_cl: --help-list and --help-hidden") {
 }
 
 TEST_CASE("llvm_cl: --version, and actions run in the middle of the parse") {
-  CHECK(bundler({"--version"}).out == "Debian clang-offload-bundler version 19.1.7 (3~deb12u1)\n");
-  CHECK(packager({"-version"}).out == "Debian clang-offload-packager version 19.1.7 (3~deb12u1)\n");
-  CHECK(wrapper({"--version"}).out == "Debian clang-offload-wrapper version 14.0.6\n");
+  // LLVM's text, then offloadtool's own line naming the release impersonated and why.
+  const std::string ours = "offloadtool " OT_VERSION " as LLVM 19 (a test)\n";
+  CHECK(bundler({"--version"}).out == "Debian clang-offload-bundler version 19.1.7 (3~deb12u1)\n" + ours);
+  CHECK(packager({"-version"}).out == "Debian clang-offload-packager version 19.1.7 (3~deb12u1)\n" + ours);
+  CHECK(wrapper({"--version"}).out == "Debian clang-offload-wrapper version 14.0.6\n" + ours);
   auto r = bundler({"-foo", "--version", "-bar"});
   CHECK(r.rc() == 0);
   CHECK(r.err == unknown("clang-offload-bundler", "-foo") + "clang-offload-bundler: Did you mean '--###'?\n");

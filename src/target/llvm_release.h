@@ -1,0 +1,58 @@
+// The LLVM releases offloadtool impersonates, as one table of differences.
+// Everything that depends on the release reads it from here: a new release
+// (20, 21, 23) is a row of this table, not a fork of the code that uses it.
+// What each field means is observed behaviour of Debian's builds (LLVM 19.1.7
+// and 22.1.8; the project's reference notes, section numbers below).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace ot::target {
+
+enum class LlvmRelease : std::uint8_t { Llvm19, Llvm22 };
+
+// How clang-offload-bundler parses and standardises a bundle entry ID.
+enum class BundleIdRules : std::uint8_t {
+  LastDashArch,    // <= 21: the last '-' piece is tried as an arch name, the rest is the triple as given
+  FivePieces,      // 22: split on '-' at most 5 times; piece 5 is the environment, the triple is normalised,
+                   //     an unknown arch name is dropped; fewer than 5 pieces is an error
+};
+
+// Where a host object keeps its offload entries, and their layout (what the
+// wrapper's descriptor points at and its globals_reg walks).
+enum class EntryAbi : std::uint8_t {
+  PerKind32,       // 32-byte {addr, name, size, flags, data} in omp_ / cuda_ / hip_offloading_entries
+  Unified56,       // 56-byte {reserved, version 1, kind, flags, addr, name, size, data, aux_addr} in one
+                   // section llvm_offload_entries, filtered by kind. The 56-byte layout came with
+                   // llvm-project #124018 (January 2025, before the 20 branch), the one section with
+                   // #125731 (February 2025, after it): releases 20 and 21 differ here (neither is supported).
+};
+
+struct ReleaseTraits {
+  LlvmRelease release;
+  int major;                         // 19, 22
+  std::string_view full_version;     // "19.1.7": what Debian ships and the reference notes were taken from
+  std::string_view debian_revision;  // "3~deb12u1": LLVM's --version texts carry it
+  BundleIdRules bundle_ids;
+  std::uint16_t ccob_version;        // -compress without COMPRESSED_BUNDLE_FORMAT_VERSION (22: 3, 19: 2)
+  bool ccob_version_from_env;        // COMPRESSED_BUNDLE_FORMAT_VERSION is read (19 ignores it)
+  std::uint16_t hip_offload_kind;    // OffloadBinary OffloadKind of kind=hip (19: 3, 22: 4)
+  std::uint16_t sycl_offload_kind;   // of kind=sycl (19: 0 = unknown, 22: 8)
+  EntryAbi entries;
+  // llvm-offload-binary / clang-offload-packager (reference 2.2)
+  bool packager_requires_triple;     // 'file' and 'triple' required (19) or only 'file' (22)
+  bool packager_help_without_arguments;
+  bool packager_old_name_deprecated; // a warning under the name clang-offload-packager
+};
+
+const ReleaseTraits& traits(LlvmRelease release);
+std::span<const ReleaseTraits> supported_releases();  // oldest first
+// The release with that major number, if supported.
+std::optional<LlvmRelease> release_for_major(int major);
+// "19, 22": for messages naming what is supported.
+std::string_view supported_majors_text();
+
+}  // namespace ot::target
