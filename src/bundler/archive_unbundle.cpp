@@ -142,7 +142,7 @@ void scan_slice(const Config& config, const std::shared_ptr<InputFile>& in, cons
   auto verdict = [&](const std::string& id) -> const Slice::IdVerdict& {
     auto [it, inserted] = slice.verdicts.try_emplace(id);
     if (inserted) {
-      const BundleId code_object(id);
+      const BundleId code_object(id, config.id_rules);
       for (std::size_t i = 0; i < requested.size(); ++i)
         if (target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible))
           it->second.compatible.push_back(i);
@@ -227,7 +227,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
   auto in = open_first_input(config);
 
   // As in the non-archive path, LLVM works with the standardised names, parsed again.
-  const auto [names, requested] = standardised(targets);
+  const auto [names, requested] = standardised(targets, config.id_rules);
 
   // The members in slices of kSliceMembers, each scanned as soon as the walk
   // over the headers has passed it, side by side with the walk and each other.

@@ -26,9 +26,11 @@ bool is_valid_type(std::string_view t) {
 std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std::shared_ptr<InputFile>& in,
                                                 std::uint64_t base, std::uint64_t size, const std::string& display) {
   Bytes data = in->bytes().subspan(base, size);
-  // LLVM 19 treats anything shorter than the v1 header as uncompressed.
-  if (data.size() < 20 || !formats::has_ccob_magic(data)) {
-    if (config.verbose && data.size() >= 20 && config.err) config.err("Uncompressed bundle.\n");
+  // LLVM 19 treats anything shorter than the v1 header as uncompressed, 22
+  // anything shorter than the magic, version and method.
+  const target::ReleaseTraits& llvm = target::traits(config.reading);
+  if (data.size() < llvm.ccob_sniff_size || !formats::has_ccob_magic(data)) {
+    if (config.verbose && data.size() >= llvm.ccob_sniff_size && config.err) config.err("Uncompressed bundle.\n");
     return in;
   }
   // LLVM says "input" for a file, "code object" for an archive member.
@@ -37,7 +39,12 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
   auto t0 = std::chrono::steady_clock::now();
   // LLVM 19's own texts for the two header faults it knows.
   std::uint16_t version = load_le<std::uint16_t>(data.data() + 4), method = load_le<std::uint16_t>(data.data() + 6);
-  if (version >= 2 && data.size() < formats::ccob_header_size(version))
+  const bool known_version = version >= 1 && version <= 3;
+  // LLVM's text, then ours naming the file and the field.
+  if (llvm.ccob_known_versions_only && !known_version)
+    fail_llvm("{}: Compressed bundle header size too small; {}: unknown compressed bundle version {}, at offset 0x{:x}",
+              failed, display, version, base + 4);
+  if ((version >= 2 || llvm.ccob_known_versions_only) && data.size() < formats::ccob_header_size(version))
     fail_llvm("{}: Compressed bundle header size too small", failed);
   if (method > 1) fail_llvm("{}: Unknown compressing method", failed);
   const formats::CcobHeader h = rebase_errors(base, [&] { return formats::read_ccob_header(data, display); });

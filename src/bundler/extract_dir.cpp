@@ -107,7 +107,7 @@ class Extractor : public contents::Visitor {
 
   void entry(const contents::Container& c, const contents::Entry& e) override {
     bool wanted = requested_.empty();
-    const BundleId code_object(e.id);
+    const BundleId code_object(e.id, config_.id_rules);
     for (std::size_t i = 0; i < requested_.size(); ++i)
       if (target::is_code_object_compatible(code_object, requested_[i], config_.hip_openmp_compatible))
         wanted = found_[i] = true;
@@ -153,7 +153,7 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
                                           const std::string& dir, const contents::Limits& limits) {
   const std::string& path = config.inputs[0];
   auto in = open_first_input(config);
-  const auto [names, requested] = standardised(targets);
+  const auto [names, requested] = standardised(targets, config.id_rules);
   // Folder first, so that a bad folder fails before any work.
   const std::string prefix = prepare_dir(dir);
   Staging staging(prefix);

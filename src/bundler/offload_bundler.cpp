@@ -99,14 +99,32 @@ std::vector<BundleId> check_targets(const Config& config, bool unbundling) {
   std::map<std::string, std::set<std::string>> ids_by_group;
   std::size_t hosts = 0;
   bool hip_only = true;
+  const bool five_pieces = config.id_rules == target::BundleIdRules::FivePieces;
   for (const std::string& raw : config.targets) {
     if (!seen.insert(raw).second) fail_llvm("Duplicate targets are not allowed");
-    BundleId id(raw);
+    BundleId id(raw, config.id_rules);
+    if (!id.has_five_pieces())
+      fail_llvm("Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' "
+                "follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.");
     if (!id.is_valid()) {
       std::string msg = fmt::format("invalid target '{}'", raw);
       if (!id.has_valid_kind()) msg += fmt::format(", unknown offloading kind '{}'", id.kind());
       if (!id.has_valid_triple()) msg += fmt::format(", unknown target triple '{}'", id.triple().str());
       throw LlvmError(msg);
+    }
+    // LLVM 22 would write such a target under an ID that lost its processor
+    // (or put it in the environment's place) without a word: refused, with
+    // the spelling that keeps it. Requests when unbundling stay 22's (they
+    // find nothing, as 22 says).
+    if (five_pieces && !unbundling) {
+      if (auto lossy = target::lossy_under_five_pieces(raw)) {
+        std::string msg = fmt::format("target '{}': LLVM 22 would write it as '{}', losing '{}'", raw,
+                                      lossy->would_write, lossy->lost);
+        msg += lossy->use_instead.empty()
+                   ? fmt::format(" (not an offload architecture LLVM 22 knows)")
+                   : fmt::format("; write '{}'", lossy->use_instead);
+        throw LlvmError(msg);
+      }
     }
     ids_by_group[id.kind_and_triple()].insert(id.target_id());
     if (id.is_host()) ++hosts;
@@ -118,17 +136,17 @@ std::vector<BundleId> check_targets(const Config& config, bool unbundling) {
     if (auto c = target::conflicting_target_ids(ids))
       fail_llvm("Cannot bundle inputs with conflicting targets: '{}-{}' and '{}-{}'", group, c->first, group, c->second);
   }
+  if ((unbundling && hosts > 1) || (!unbundling && hosts != 1 && !hip_only))
+    fail_llvm("expecting exactly one host target but got {}", hosts);
   // Two spellings of one target (hip-amdgcn-amd-amdhsa-gfx906 and ...--gfx906)
   // standardise to the same ID; LLVM then writes a bundle whose header and
-  // payloads disagree. Refuse them instead.
+  // payloads disagree. Refused instead, after LLVM's own checks.
   std::map<std::string, std::string> by_standard_name;
   for (std::size_t i = 0; i < parsed.size(); ++i) {
     auto [it, fresh] = by_standard_name.emplace(parsed[i].str(), config.targets[i]);
     if (!fresh)
       fail_llvm("targets '{}' and '{}' are the same bundle ID '{}'", it->second, config.targets[i], it->first);
   }
-  if ((unbundling && hosts > 1) || (!unbundling && hosts != 1 && !hip_only))
-    fail_llvm("expecting exactly one host target but got {}", hosts);
   return parsed;
 }
 
@@ -340,11 +358,11 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
   print_compression_stats(config, h, compressed_size, seconds_since(t0));
 }
 
-Requested standardised(const std::vector<BundleId>& targets) {
+Requested standardised(const std::vector<BundleId>& targets, target::BundleIdRules rules) {
   Requested r;
   for (const BundleId& t : targets) {
     r.names.push_back(t.str());
-    r.ids.emplace_back(r.names.back());
+    r.ids.emplace_back(r.names.back(), rules);
   }
   return r;
 }
@@ -359,7 +377,7 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
 
   // The worklist: requested targets in llvm::StringMap order (that is the order
   // LLVM tries them in for each bundle), by their standardised names.
-  const auto [names, requested] = standardised(targets);
+  const auto [names, requested] = standardised(targets, config.id_rules);
   std::vector<std::size_t> order = stringmap_order(names);
   std::vector<bool> pending(targets.size(), false);
   for (std::size_t i : order) pending[i] = true;
@@ -375,7 +393,7 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
     for (std::size_t entry_index : b.llvm_order()) {
       const BundleEntry& e = b.entries[entry_index];
       if (remaining == 0) break;
-      BundleId code_object(e.id);
+      BundleId code_object(e.id, config.id_rules);
       std::optional<std::size_t> match;
       for (std::size_t i : order) {
         if (pending[i] && target::is_code_object_compatible(code_object, requested[i], config.hip_openmp_compatible)) {

@@ -33,7 +33,12 @@ struct Config {
   std::uint64_t bundle_align = 1;
   bool compress = false;
   compress::Params compression;      // method, level, long distance, threads
-  std::uint16_t ccob_version = 2;
+  std::uint16_t ccob_version = 2;    // the release's default (target::traits), then the environment's
+  // How -targets are parsed and standardised (the release's), and whether a
+  // target 22 would write losing its processor is refused (bundling only).
+  target::BundleIdRules id_rules = target::BundleIdRules::LastDashArch;
+  // Whose reading of inputs applies (target::traits: which inputs are CCOBs).
+  target::LlvmRelease reading = target::LlvmRelease::Llvm19;
   bool verbose = false;
   // The input may hold several bundles or CCOBs one after another (a linked
   // .hip_fatbin section), read as newer LLVM does: unbundling drains the
@@ -67,7 +72,8 @@ struct Requested {
   std::vector<std::string> names;
   std::vector<target::BundleId> ids;
 };
-Requested standardised(const std::vector<target::BundleId>& targets);
+Requested standardised(const std::vector<target::BundleId>& targets,
+                       target::BundleIdRules rules = target::BundleIdRules::LastDashArch);
 
 void bundle(const Config& config, const std::vector<target::BundleId>& targets);
 void unbundle(const Config& config, const std::vector<target::BundleId>& targets);

@@ -2,6 +2,10 @@
 
 #include "target/target_id.h"
 
+#include <vector>
+
+#include <fmt/format.h>
+
 namespace ot::target {
 namespace {
 
@@ -19,9 +23,38 @@ Triple triple_from_text(std::string_view text) {
   return Triple(t.arch_name(), t.vendor_name(), t.os_name(), t.environment_name());
 }
 
+// Up to six pieces: text split on '-' at most five times (StringRef::split with MaxSplit 5).
+std::vector<std::string_view> five_splits(std::string_view text) {
+  std::vector<std::string_view> pieces;
+  while (pieces.size() < 5) {
+    auto dash = text.find('-');
+    if (dash == std::string_view::npos) break;
+    pieces.push_back(text.substr(0, dash));
+    text.remove_prefix(dash + 1);
+  }
+  pieces.push_back(text);
+  return pieces;
+}
+
 }  // namespace
 
-BundleId::BundleId(std::string_view text) {
+BundleId::BundleId(std::string_view text, BundleIdRules rules) {
+  if (rules == BundleIdRules::FivePieces) {
+    std::vector<std::string_view> p = five_splits(text);
+    five_pieces_ = p.size() >= 5;
+    kind_ = std::string(p[0]);
+    if (p.size() == 6) {
+      std::string_view arch = p[5].substr(0, p[5].find(':'));
+      if (!arch.empty() && is_known_offload_arch(arch, LlvmRelease::Llvm22)) target_id_ = std::string(p[5]);
+    }
+    p.resize(5);  // a short ID (only ever read from a file) gets empty fields; it matches nothing
+    triple_ = Triple(p[1], p[2], p[3], p[4]);
+    // AMDHSA's runtimes want "<arch>-amd-amdhsa-" (empty environment).
+    std::string normal = triple_.os() == "amdhsa" ? normalize_triple(triple_.str(), 3) + "-"
+                                                   : normalize_triple(triple_.str(), 4);
+    standard_ = kind_ + "-" + normal + "-" + target_id_;
+    return;
+  }
   std::string_view a = text.substr(0, text.find(':'));
   auto last_dash = a.rfind('-');
   std::string_view rest = last_dash == std::string_view::npos ? a : a.substr(0, last_dash);
@@ -37,6 +70,7 @@ BundleId::BundleId(std::string_view text) {
   kind_ = std::string(kind_and_triple.substr(0, dash));
   std::string_view triple_text = dash == std::string_view::npos ? std::string_view() : kind_and_triple.substr(dash + 1);
   triple_ = triple_from_text(triple_text);
+  standard_ = kind_ + "-" + triple_.str() + "-" + target_id_;
 }
 
 bool BundleId::has_valid_kind() const {
@@ -44,10 +78,12 @@ bool BundleId::has_valid_kind() const {
 }
 
 bool BundleId::operator==(const BundleId& o) const {
+  if (!five_pieces_ || !o.five_pieces_) return false;
   return kind_ == o.kind_ && triple_.is_compatible_with(o.triple_) && target_id_ == o.target_id_;
 }
 
 bool is_code_object_compatible(const BundleId& code_object, const BundleId& target, bool hip_openmp_compatible) {
+  if (!code_object.has_five_pieces() || !target.has_five_pieces()) return false;
   if (code_object == target) return true;
   const std::string& ck = code_object.kind();
   const std::string& tk = target.kind();
@@ -67,6 +103,34 @@ bool is_code_object_compatible(const BundleId& code_object, const BundleId& targ
     if (it == target_features.end() || it->second != on) return false;
   }
   return true;
+}
+
+
+std::optional<LossyId> lossy_under_five_pieces(std::string_view text) {
+  std::vector<std::string_view> p = five_splits(text);
+  if (p.size() < 5) return std::nullopt;  // an error of its own (the format message)
+  auto known = [](std::string_view id) {
+    std::string_view arch = id.substr(0, id.find(':'));
+    return !arch.empty() && is_known_offload_arch(arch, LlvmRelease::Llvm22);
+  };
+  const std::string would = BundleId(text, BundleIdRules::FivePieces).str();
+  // A processor in the environment's place: "hip-amdgcn-amd-amdhsa-gfx906[:xnack+]",
+  // "openmp-nvptx64-nvidia-cuda-sm_80", "hip-amdgcn-amd-amdhsa-gfx9-generic".
+  std::string_view from_env = text.substr(static_cast<std::size_t>(p[4].data() - text.data()));
+  std::string_view env_arch = from_env.substr(0, from_env.find(':'));
+  if (known(p[4]) || known(from_env) || (p[4].find(':') == std::string_view::npos && known(env_arch))) {
+    // The spelling that keeps it: an explicit environment before the target ID,
+    // as clang 22 passes (hip-amdgcn-amd-amdhsa-unknown-gfx906), as 22 writes it.
+    std::string keep = fmt::format("{}-{}-{}-{}-unknown-{}", p[0], p[1], p[2], p[3], from_env);
+    std::string instead = BundleId(keep, BundleIdRules::FivePieces).str();
+    if (lossy_under_five_pieces(instead)) instead.clear();
+    return LossyId{would, std::string(from_env), instead};
+  }
+  // A sixth piece that is not a known arch name is dropped: "--gfx999", "-:xnack+", "-a-b-gfx906".
+  // (Dashes alone hold nothing: "openmp-x86_64-pc-linux-gnu--".)
+  if (p.size() == 6 && p[5].find_first_not_of('-') != std::string_view::npos && !known(p[5]))
+    return LossyId{would, std::string(p[5]), {}};
+  return std::nullopt;
 }
 
 }  // namespace ot::target

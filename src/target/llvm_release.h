@@ -38,7 +38,12 @@ struct ReleaseTraits {
   std::string_view debian_revision;  // "3~deb12u1": LLVM's --version texts carry it
   BundleIdRules bundle_ids;
   std::uint16_t ccob_version;        // -compress without COMPRESSED_BUNDLE_FORMAT_VERSION (22: 3, 19: 2)
-  bool ccob_version_from_env;        // COMPRESSED_BUNDLE_FORMAT_VERSION is read (19 ignores it)
+  // Reading a bundle: an input shorter than this is never taken for a CCOB
+  // (nor reported as "Uncompressed bundle." with -verbose): 19 20 bytes, 22 8.
+  std::uint8_t ccob_sniff_size;
+  // A CCOB of a version other than 1-3 is "header size too small" (22); 19
+  // reads versions below 2 as 1 and the others as 2.
+  bool ccob_known_versions_only;
   std::uint16_t hip_offload_kind;    // OffloadBinary OffloadKind of kind=hip (19: 3, 22: 4)
   std::uint16_t sycl_offload_kind;   // of kind=sycl (19: 0 = unknown, 22: 8)
   EntryAbi entries;

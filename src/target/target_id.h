@@ -11,13 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "target/llvm_release.h"
 #include "target/triple.h"
 
 namespace ot::target {
 
-// True for the names in LLVM 19's offload-arch table (clang/lib/Basic/Cuda.cpp),
-// including the empty string, which stands for the table's UNUSED entry.
-bool is_known_offload_arch(std::string_view name);
+// True for the names in the offload-arch table of LLVM 19 (clang/lib/Basic/Cuda.cpp)
+// or 22 (clang/lib/Basic/OffloadArch.cpp), including the empty string, which
+// stands for the table's UNUSED entry.
+bool is_known_offload_arch(std::string_view name, LlvmRelease release = LlvmRelease::Llvm19);
 
 struct AmdgpuProcessor {
   std::string_view name;          // canonical name, e.g. "gfx906"

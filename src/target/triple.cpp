@@ -3,6 +3,7 @@
 #include <array>
 #include <span>
 #include <utility>
+#include <vector>
 
 namespace ot::target {
 namespace {
@@ -171,6 +172,97 @@ void Triple::classify() {
     else if (!arch_kind_.empty())
       objfmt_kind_ = "elf";
   }
+}
+
+std::string normalize_triple(std::string_view text, std::size_t form) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    auto dash = text.find('-', start);
+    parts.emplace_back(text.substr(start, dash == std::string_view::npos ? std::string_view::npos : dash - start));
+    if (dash == std::string_view::npos) break;
+    start = dash + 1;
+  }
+  auto is_cygwin = [](std::string_view c) { return c.starts_with("cygwin"); };
+  auto is_mingw = [](std::string_view c) { return c.starts_with("mingw"); };
+  // What component `c` is valid as at `pos` (0 arch, 1 vendor, 2 OS, 3 environment or object format).
+  auto valid_at = [&](std::size_t pos, std::string_view c) {
+    switch (pos) {
+      case 0: return !parse_arch(c).empty();
+      case 1: return !lookup_exact(kVendors, c).empty();
+      case 2: return !lookup_prefix(kOses, c).empty() || is_cygwin(c) || is_mingw(c);
+      default: return !lookup_prefix(kEnvironments, c).empty() || !object_format_of(c).empty();
+    }
+  };
+  // Components already valid where they stand stay there (llvm::Triple::normalize).
+  bool found[4] = {};
+  for (std::size_t pos = 0; pos < 4 && pos < parts.size(); ++pos) {
+    found[pos] = pos == 2 ? !lookup_prefix(kOses, parts[pos]).empty() : valid_at(pos, parts[pos]);
+    if (pos == 3) found[pos] = !lookup_prefix(kEnvironments, parts[pos]).empty();
+  }
+  for (std::size_t pos = 0; pos < 4; ++pos) {
+    if (found[pos]) continue;
+    for (std::size_t idx = 0; idx < parts.size(); ++idx) {
+      if (idx < 4 && found[idx]) continue;
+      if (!valid_at(pos, parts[idx])) continue;
+      std::string comp = parts[idx];
+      if (pos < idx) {
+        // Insert at pos, pushing the components in the way (not fixed ones) right.
+        std::string current;
+        std::swap(current, parts[idx]);
+        for (std::size_t i = pos; !current.empty(); ++i) {
+          while (i < 4 && found[i]) ++i;
+          if (i >= parts.size()) parts.resize(i + 1);
+          std::swap(current, parts[i]);
+        }
+      } else if (pos > idx) {
+        // Push right by inserting empty components until it reaches pos.
+        do {
+          std::string current;
+          for (std::size_t i = idx; i < parts.size();) {
+            std::swap(current, parts[i]);
+            if (current.empty()) break;
+            while (++i < 4 && found[i]) {
+            }
+          }
+          if (!current.empty()) parts.push_back(current);
+          while (++idx < 4 && found[idx]) {
+          }
+        } while (idx < pos);
+      }
+      found[pos] = true;
+      break;
+    }
+  }
+  if (parts.size() > 2 && found[0] && !found[1] && !found[2] && found[3] && parts[1] == "none" && parts[2].empty())
+    std::swap(parts[1], parts[2]);
+  for (std::string& c : parts)
+    if (c.empty()) c = "unknown";
+  // Windows spellings (win32, mingw, cygwin) become windows-<environment>.
+  std::string_view os = parts.size() > 2 ? lookup_prefix(kOses, parts[2]) : std::string_view();
+  bool mingw = parts.size() > 2 && is_mingw(parts[2]), cygwin = parts.size() > 2 && is_cygwin(parts[2]);
+  std::string_view env = parts.size() > 3 ? lookup_prefix(kEnvironments, parts[3]) : std::string_view();
+  std::string_view format = parts.size() > 3 ? object_format_of(parts[3]) : std::string_view();
+  if (os == "windows") {
+    parts.resize(4, "unknown");
+    parts[2] = "windows";
+    if (env.empty()) parts[3] = format.empty() || format == "coff" ? "msvc" : std::string(format);
+  } else if (mingw) {
+    parts.resize(4, "unknown");
+    parts[2] = "windows";
+    parts[3] = "gnu";
+  } else if (cygwin) {
+    parts.resize(4, "unknown");
+    parts[2] = "windows";
+    parts[3] = "cygnus";
+  }
+  if ((mingw || cygwin || (os == "windows" && !env.empty())) && !format.empty() && format != "coff") {
+    parts.resize(5);
+    parts[4] = format;
+  }
+  parts.resize(form, "unknown");
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "-" : "") + parts[i];
+  return out;
 }
 
 bool Triple::is_compatible_with(const Triple& o) const {

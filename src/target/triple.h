@@ -43,4 +43,9 @@ class Triple {
   std::string_view arch_kind_, vendor_kind_, os_kind_, env_kind_, objfmt_kind_;
 };
 
+// llvm::Triple::normalize(text, form): components moved to the positions they
+// parse as (arch, vendor, OS, environment), empty ones "unknown", Windows
+// spellings made canonical, then cut or padded to `form` components (3 or 4).
+std::string normalize_triple(std::string_view text, std::size_t form);
+
 }  // namespace ot::target

@@ -14,7 +14,7 @@ struct BundleOptions {
   std::string output, type, compress_method = "none";
   std::uint64_t align = 1;
   int level = -1000, threads = 0;
-  std::uint16_t ccob_version = 2;
+  std::uint16_t ccob_version = 0;  // 0: the release's (target::traits)
 };
 
 int bundle(const BundleOptions& o, const cli::Invocation& inv) {
@@ -33,7 +33,11 @@ int bundle(const BundleOptions& o, const cli::Invocation& inv) {
   c.compression.method = o.compress_method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
   c.compression.level = o.level != -1000 ? o.level : compress::default_level(c.compression.method);
   c.compression.threads = o.threads;
-  c.ccob_version = o.ccob_version;
+  // The bytes LLVM defines follow the release impersonated: the CCOB
+  // version, and how bundle IDs are standardised (22 refuses IDs it would lose).
+  const target::ReleaseTraits& release = target::traits(inv.release);
+  c.ccob_version = o.ccob_version ? o.ccob_version : release.ccob_version;
+  c.id_rules = release.bundle_ids;
   auto targets = bundler::check_targets(c, false);
   bundler::bundle(c, targets);
   return 0;
@@ -52,7 +56,9 @@ cli::AppletBody define_bundle(CLI::App& app) {
   app.add_option("--compress", o->compress_method, "compress the bundle (CCOB): zstd, zlib or none")
       ->check(CLI::IsMember({"none", "zstd", "zlib"}))->expected(0, 1)->default_str("zstd");
   app.add_option("--level", o->level, "compression level (default: zstd 3, zlib 6, as LLVM)");
-  app.add_option("--ccob-version", o->ccob_version, "compressed bundle format version")->check(CLI::IsMember({2, 3}));
+  app.add_option("--ccob-version", o->ccob_version,
+                 "compressed bundle format version: 2 or 3 (default: the LLVM release's, 19: 2, 22: 3)")
+      ->check(CLI::IsMember({2, 3}));
   app.add_option("--threads", o->threads, "zstd worker threads (output then differs from LLVM's single-threaded bytes)")
       ->check(CLI::Range(0, 256));
   return [o](const cli::Invocation& inv) { return bundle(*o, inv); };

@@ -1,5 +1,7 @@
-// The clang-offload-bundler personality: LLVM 19's command line, validation
-// order and messages (reference 2.1, 2.2), over the shared bundler engine.
+// The clang-offload-bundler personality: LLVM's command line, validation
+// order and messages (reference 2.1, 2.2) in the release impersonated (19's
+// and 22's differ in bundle-ID rules, the CCOB version written and one
+// message: target/llvm_release.h), over the shared bundler engine.
 #include <unistd.h>
 
 #include <climits>
@@ -84,7 +86,11 @@ std::string objcopy_for_display(const std::string& argv0) {
 
 // The bundler itself, over parsed options: LLVM 19's validation order and messages.
 int run(const cli::llvmcl::Parsed& p, const cli::Invocation& inv) {
+  const target::ReleaseTraits& release = target::traits(inv.release);
   bundler::Config c;
+  c.ccob_version = release.ccob_version;
+  c.id_rules = release.bundle_ids;
+  c.reading = inv.release;
   c.out = [](std::string_view s) { print(s); };
   c.err = [](std::string_view s) { cli::print_raw(s); };
   apply_environment(c);

@@ -144,7 +144,7 @@ struct CompressOptions {
   std::string hash = "skip";
   bool long_distance = true;
   int level = -1000, threads = 0;
-  std::uint16_t ccob_version = 2;
+  std::uint16_t ccob_version = 0;  // 0: the release's (target::traits)
 };
 
 // --info of a file that is not itself a bundle (an object, a library, an
@@ -221,7 +221,7 @@ int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv
   }
   if (p.method == compress::Method::Zlib && (c.threads > 0 || c.window != "llvm" || long_given))
     fail("", "--threads, --window and --long are zstd settings");
-  o.ccob.version = c.ccob_version;
+  o.ccob.version = c.ccob_version ? c.ccob_version : target::traits(inv.release).ccob_version;
   compress::recode_file(c.input, c.output, o);
   return 0;
 }
@@ -233,7 +233,8 @@ cli::AppletBody define_compress(CLI::App& app) {
   app.description(
       "Compress, decompress or recompress offload bundles (CCOB, what clang-offload-bundler -compress writes),\n"
       "describe or verify them. Files holding several concatenated bundles are handled bundle by bundle.\n"
-      "Defaults give LLVM 19's bytes; --threads and --window auto do not (LLVM 19 still reads them).");
+      "Defaults give the bytes of the LLVM release impersonated (offloadtool --version: 19 or 22);\n"
+      "--threads and --window auto do not (LLVM still reads them).");
   app.add_option("input", o->input, "bundle or compressed bundle ('-' for standard input)")->required();
   app.add_option("-o,--output", o->output, "output file ('-' for standard output)");
   auto* d = app.add_flag("-d,--decompress", o->decompress, "decompress (--hash check: and check the stored hash)");
@@ -253,7 +254,8 @@ cli::AppletBody define_compress(CLI::App& app) {
   CLI::Option* long_flag =
       app.add_flag("--long,!--no-long", o->long_distance, "zstd long-distance matching (default on, as LLVM)");
   app.add_option("--ccob-version", o->ccob_version,
-                 "compressed bundle format version: 2 (LLVM 19's, default) or 3 (LLVM 20+; LLVM 19 cannot read it)")
+                 "compressed bundle format version: 2 (LLVM 19's) or 3 (LLVM 20+'s; LLVM 19 cannot read it);\n"
+                 "default: the LLVM release impersonated's (offloadtool --version)")
       ->check(CLI::IsMember({2, 3}));
   app.add_option("--threads", o->threads, "zstd worker threads; the output is the same for every N >= 1 but not LLVM's")
       ->check(CLI::Range(0, 256));
