@@ -41,20 +41,20 @@ bool invoked_under_old_name(const cli::Invocation& inv) {
 }  // namespace
 
 int run_clang_offload_packager(const cli::Invocation& inv) {
-  const target::ReleaseTraits& release = target::traits(inv.release);
+  const target::ReleaseTraits& traits = target::traits(inv.release);
   const cli::llvmcl::Tool& tool = cli::llvmcl::packager_tool(inv.release);
   auto parsed = cli::llvmcl::parse(tool, inv);
   if (const int* rc = std::get_if<int>(&parsed)) return *rc;
   const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
 
-  if (release.packager_old_name_deprecated && invoked_under_old_name(inv))
+  if (traits.packager_old_name_deprecated && invoked_under_old_name(inv))
     cli::print_raw(packager::llvm_text::kOldNameDeprecated22);
   const std::string output = p.value("o").value_or("");
   const std::vector<std::string> positionals = p.positionals();
   const std::string input = positionals.empty() ? std::string() : positionals.back();
-  // 19 then does nothing at all (exit 0); 22 prints its help, as for its -h
-  // (a plain flag in that release's option table).
-  if (release.packager_help_without_arguments && (p.flag("h") || (output.empty() && input.empty()))) {
+  // With neither -o nor an input 19 does nothing at all (exit 0); 22 prints
+  // its help, as for its -h (a plain flag in that release's option table).
+  if (traits.packager_help_without_arguments && (p.flag("h") || (output.empty() && input.empty()))) {
     print(cli::llvmcl::help_list_text(tool, inv));
     return 0;
   }
