@@ -366,6 +366,7 @@ class Parser {
   }
 
   std::variant<Parsed, int> run();
+  std::string help_list() const { return help(false, false); }
 
  private:
   Entry* find(std::string_view name) {
@@ -687,6 +688,11 @@ std::variant<Parsed, int> Parser::run() {
 
 std::variant<Parsed, int> parse(const Tool& tool, const Invocation& inv, Output& output) {
   return Parser(tool, inv, output).run();
+}
+
+std::string help_list_text(const Tool& tool, const Invocation& inv) {
+  Output unused;
+  return Parser(tool, inv, unused).help_list();
 }
 
 // Written here rather than through cli/diagnostics.h: cl's messages have their

@@ -121,6 +121,11 @@ struct Output {
 std::variant<Parsed, int> parse(const Tool& tool, const Invocation& inv);
 std::variant<Parsed, int> parse(const Tool& tool, const Invocation& inv, Output& output);
 
+// The plain option list that -h and --help-list print, for a tool that decides
+// itself when to print it (llvm-offload-binary 22: -h and no input or output,
+// after its deprecation warning).
+std::string help_list_text(const Tool& tool, const Invocation& inv);
+
 // Every option a tool accepts, the generic ones (--help, --version, ...)
 // included, sorted by name as help lists them: what man pages and completions
 // are made from (cli/docs_model.h).

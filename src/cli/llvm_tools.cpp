@@ -79,6 +79,19 @@ constexpr Option kPackager19Options[] = {
     kLibGpsize,
 };
 
+// 22's -h is the tool's own cl::opt, read after its deprecation warning (the
+// library's HelpFlag would print help before it): a plain flag here, acted on
+// by the personality.
+constexpr Option kPackager22Options[] = {
+    kPackager19Options[0],
+    kPackager19Options[1],
+    kPackager19Options[2],
+    {.name = "h", .kind = Kind::Flag, .help = "Alias for --help", .visibility = Visibility::ReallyHidden},
+    kLibW,
+    kLibNoWarn,
+    kLibGpsize,
+};
+
 constexpr Option kWrapper14Options[] = {
     {.name = "o", .kind = Kind::String, .value_name = "filename", .help = "Output filename", .required = true},
     {.name = "target",
@@ -147,7 +160,7 @@ constinit const Tool kLlvmOffloadBinary22{
         "The output binary can then be embedded into the host section table\n"
         "to create a fatbinary containing offloading code.\n",
     .category = "llvm-offload-binary options",  // under either name
-    .options = kPackager19Options,
+    .options = kPackager22Options,
     .positionals = Positionals::AtMostOne,
     .positional_help = "Extract from <file>.",
     .version = "Debian LLVM version 22.1.8\n  Optimized build.",

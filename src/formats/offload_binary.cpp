@@ -132,19 +132,24 @@ std::string_view image_kind_description(std::uint16_t kind) {
   return "<none>";
 }
 
-OffloadKind offload_kind_from_name(std::string_view name) {
-  if (name == "openmp") return OffloadKind::OpenMP;
-  if (name == "cuda") return OffloadKind::Cuda;
-  if (name == "hip") return OffloadKind::Hip;
-  return OffloadKind::None;
+std::uint16_t offload_kind_number(std::string_view name, target::LlvmRelease release) {
+  const target::ReleaseTraits& t = target::traits(release);
+  if (name == "openmp") return static_cast<std::uint16_t>(OffloadKind::OpenMP);
+  if (name == "cuda") return static_cast<std::uint16_t>(OffloadKind::Cuda);
+  if (name == "hip") return t.hip_offload_kind;
+  if (name == "sycl") return t.sycl_offload_kind;
+  return static_cast<std::uint16_t>(OffloadKind::None);
 }
 
 std::string_view offload_kind_name(std::uint16_t kind) {
   switch (static_cast<OffloadKind>(kind)) {
     case OffloadKind::OpenMP: return "openmp";
     case OffloadKind::Cuda: return "cuda";
-    case OffloadKind::Hip: return "hip";
-    case OffloadKind::None: break;
+    case OffloadKind::None: return "none";
+  }
+  for (const target::ReleaseTraits& t : target::supported_releases()) {
+    if (kind == t.hip_offload_kind) return "hip";
+    if (kind == t.sycl_offload_kind) return "sycl";  // never 0: handled above
   }
   return "none";
 }

@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "support/bytes.h"
+#include "target/llvm_release.h"
 
 namespace ot::formats {
 
 enum class ImageKind : std::uint16_t { None = 0, Object = 1, Bitcode = 2, Cubin = 3, Fatbinary = 4, Ptx = 5 };
-// LLVM 15-19 numbering (newer LLVM renumbers HIP to 4).
-enum class OffloadKind : std::uint16_t { None = 0, OpenMP = 1, Cuda = 2, Hip = 3 };
+// The OffloadKind numbers every supported release gives the same meaning.
+// HIP's and SYCL's depend on the release (target::ReleaseTraits: hip 3 in 19,
+// 4 in 22; sycl 0 in 19, 8 in 22), so they are not constants here.
+enum class OffloadKind : std::uint16_t { None = 0, OpenMP = 1, Cuda = 2 };
 
 inline constexpr std::uint64_t kOffloadHeaderSize = 32;
 inline constexpr std::uint64_t kOffloadEntrySize = 40;
@@ -33,9 +36,13 @@ ImageKind image_kind_from_extension(std::string_view ext);
 std::string_view image_kind_extension(std::uint16_t kind);
 // llvm-objdump --offloading's text: "elf" "llvm ir" "cubin" "fatbinary" "ptx", else "<none>".
 std::string_view image_kind_description(std::uint16_t kind);
-// getOffloadKind: exact "openmp" "cuda" "hip", anything else 0.
-OffloadKind offload_kind_from_name(std::string_view name);
-// getOffloadKindName: "openmp" "cuda" "hip", "none" for 0 and unknown values.
+// getOffloadKind of `release`: exact "openmp" 1, "cuda" 2, "hip" and "sycl"
+// that release's numbers, anything else 0 (so "sycl" is 0 under 19).
+std::uint16_t offload_kind_number(std::string_view name, target::LlvmRelease release);
+// getOffloadKindName for a reader of any release: "openmp" "cuda", "hip" for
+// each supported release's number (3 and 4), "sycl" likewise (8), "none" for 0
+// and unknown values. A file does not say which release wrote it, and no
+// number means one kind in one release and another kind in another.
 std::string_view offload_kind_name(std::uint16_t kind);
 
 struct OffloadString {

@@ -4,7 +4,7 @@
 #include <variant>
 
 #include "archive/ar_writer.h"
-#include "packager/llvm19_messages.h"
+#include "packager/llvm_messages.h"
 #include "support/llvm_path.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
@@ -66,7 +66,9 @@ formats::ImageKind image_kind_for(const std::string& path, Bytes head) {
   return formats::image_kind_from_extension(ext.empty() ? ext : ext.substr(1));
 }
 
-void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics d) {
+void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics d,
+                    target::LlvmRelease release) {
+  const bool triple_optional = d == Diagnostics::Llvm19 && !target::traits(release).packager_requires_triple;
   struct Prepared {
     std::shared_ptr<InputFile> file;
     formats::OffloadImageDesc desc;
@@ -75,9 +77,10 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
   prepared.reserve(images.size());
   for (std::size_t i = 0; i < images.size(); ++i) {
     const ImageArgs& args = images[i];
-    if (!args.has("file") || !args.has("triple")) {
-      if (d == Diagnostics::Llvm19) throw LlvmError(std::string(llvm19::kFileAndTripleRequired));
-      fail({}, "image {}: {}", i, llvm19::kFileAndTripleRequired);
+    if (triple_optional && !args.has("file")) throw LlvmError(std::string(llvm_text::kFileRequired22));
+    if (!triple_optional && (!args.has("file") || !args.has("triple"))) {
+      if (d == Diagnostics::Llvm19) throw LlvmError(std::string(llvm_text::kFileAndTripleRequired19));
+      fail({}, "image {}: {}", i, llvm_text::kFileAndTripleRequired19);
     }
     // Several files in one --image (file=a.o,file=b.o, or file=a.o,b.o) give
     // one binary each, all with the image's other keys.
@@ -94,7 +97,7 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
       p.desc.image_size = p.file->size();
       for (const formats::OffloadString* a : keys) {
         if (a->key == "kind")
-          p.desc.offload_kind = static_cast<std::uint16_t>(formats::offload_kind_from_name(a->value));
+          p.desc.offload_kind = formats::offload_kind_number(a->value, release);
         else if (a->key != "file")
           p.desc.strings.push_back(*a);
       }
@@ -116,11 +119,14 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
   commit_outputs(outs, {output}, d);
 }
 
-bool image_matches(const ImageArgs& args, const formats::OffloadEntry& entry) {
+bool image_matches(const ImageArgs& args, const formats::OffloadEntry& entry,
+                   std::optional<target::LlvmRelease> kind_release) {
   for (const formats::OffloadString& a : args.in_order()) {
     if (a.key == "file") continue;
     if (a.key == "kind") {
-      if (entry.offload_kind != static_cast<std::uint16_t>(formats::offload_kind_from_name(a.value))) return false;
+      const bool same = kind_release ? entry.offload_kind == formats::offload_kind_number(a.value, *kind_release)
+                                     : formats::offload_kind_name(entry.offload_kind) == a.value;
+      if (!same) return false;
       continue;
     }
     if (entry.get(a.key) != a.value) return false;
@@ -137,17 +143,17 @@ ExtractResult extract_package(const std::string& input, const ExtractOptions& op
   for (const ImageArgs& args : options.selectors) {
     std::vector<const FoundImage*> matches;
     for (const FoundImage& f : images)
-      if (image_matches(args, f.entry)) matches.push_back(&f);
+      if (image_matches(args, f.entry, options.kind_release)) matches.push_back(&f);
     if (matches.empty()) continue;
     const std::string* file = args.find("file");
     if (options.archive) {
       if (!file) {
-        if (d == Diagnostics::Llvm19) throw LlvmError(std::string(llvm19::kArchiveNeedsFile));
+        if (d == Diagnostics::Llvm19) throw LlvmError(std::string(llvm_text::kArchiveNeedsFile));
         fail({}, "--archive needs a 'file' argument in every --image that matches");
       }
       plan.push_back({*file, ArchiveOutput{std::move(matches)}});
     } else if (file) {
-      if (matches.size() > 1) options.warn(fmt::format(fmt::runtime(llvm19::kMultipleMatches), *file));
+      if (matches.size() > 1) options.warn(fmt::format(fmt::runtime(llvm_text::kMultipleMatches), *file));
       plan.push_back({*file, SingleOutput{matches.back()}});
     } else {
       const std::string stem(llvm_path::stem(input));

@@ -49,8 +49,8 @@ struct ReleaseTraits {
   EntryAbi entries;
   // llvm-offload-binary / clang-offload-packager (reference 2.2)
   bool packager_requires_triple;     // 'file' and 'triple' required (19) or only 'file' (22)
-  bool packager_help_without_arguments;
-  bool packager_old_name_deprecated; // a warning under the name clang-offload-packager
+  bool packager_help_without_arguments;  // help (exit 0) when neither -o nor an input is given; 19: nothing
+  bool packager_old_name_deprecated; // a warning when argv[0]'s stem ends with clang-offload-packager
 };
 
 const ReleaseTraits& traits(LlvmRelease release);

@@ -20,7 +20,8 @@
 //                  "version": <1|2>, "entry": <index inside the binary>},
 //       "image_kind": {"value": <u16>, "name": <"o"|"bc"|"cubin"|"fatbin"|"s"|"">,
 //                      "description": <llvm-objdump text: "elf", "llvm ir", ..., "<none>">},
-//       "offload_kind": {"value": <u16>, "name": <"openmp"|"cuda"|"hip"|"none">},
+//       "offload_kind": {"value": <u16>, "name": <"openmp"|"cuda"|"hip"|"sycl"|"none">},
+//                       (named whatever release wrote it: 3 and 4 are hip, 8 sycl)
 //       "flags": <u32>,
 //       "triple": <string>, "arch": <string>,   (LLVM's getTriple/getArch: "" when absent)
 //       "strings": [ {"key": <string>, "value": <string>}, ... ]   (file order),
@@ -127,13 +128,17 @@ void print_text(const std::string& input, const std::vector<packager::FoundImage
   print(out);
 }
 
-std::vector<packager::ImageArgs> parse_images(const std::vector<std::string>& texts, bool creating) {
+// Creating, a kind the release has no number for is a mistake worth an error
+// (LLVM silently writes 0): sycl is one under 19.
+std::vector<packager::ImageArgs> parse_images(const std::vector<std::string>& texts, bool creating,
+                                              target::LlvmRelease release) {
   std::vector<packager::ImageArgs> out;
   for (const std::string& t : texts) {
     out.push_back(packager::ImageArgs::parse(t));
     if (const std::string* kind = out.back().find("kind");
-        creating && kind && *kind != "none" && formats::offload_kind_from_name(*kind) == formats::OffloadKind::None)
-      fail({}, "--image {}: unknown offload kind '{}' (openmp, cuda, hip or none)", t, *kind);
+        creating && kind && *kind != "none" && formats::offload_kind_number(*kind, release) == 0)
+      fail({}, "--image {}: unknown offload kind '{}' ({} or none)", t, *kind,
+           target::traits(release).sycl_offload_kind != 0 ? "openmp, cuda, hip, sycl" : "openmp, cuda, hip");
   }
   return out;
 }
@@ -144,13 +149,18 @@ struct PackageOptions {
   bool archive = false, as_json = false;
 };
 
-void create(const PackageOptions& o) {
-  packager::create_package(parse_images(o.image_texts, true), o.output, packager::Diagnostics::Native);
+// Written in the impersonated release's numbering (hip 3 or 4, sycl 0 or 8):
+// what that release's clang-linker-wrapper and offload runtime look for.
+void create(const PackageOptions& o, target::LlvmRelease release) {
+  packager::create_package(parse_images(o.image_texts, true, release), o.output, packager::Diagnostics::Native,
+                           release);
 }
 
 void extract(const PackageOptions& o, const cli::Invocation& inv) {
   packager::ExtractOptions options;
-  options.selectors = parse_images(o.image_texts, false);
+  options.selectors = parse_images(o.image_texts, false, inv.release);
+  // kind= by name, whatever the release: kind=hip selects what 19 (3) and 22 (4) wrote.
+  options.kind_release = std::nullopt;
   options.archive = o.archive;
   options.directory = o.directory;
   options.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
@@ -182,7 +192,8 @@ cli::AppletBody define_package(CLI::App& app) {
   create_cmd->add_option("-o,--output", o->output, "the file to write ('-' for standard output)")->required();
   create_cmd
       ->add_option("--image", o->image_texts,
-                   "one image: file=<path>,triple=<triple>[,arch=<arch>][,kind=openmp|cuda|hip][,<key>=<value>...]; "
+                   "one image: file=<path>,triple=<triple>[,arch=<arch>][,kind=openmp|cuda|hip|sycl][,<key>=<value>...] "
+                   "(kind numbered as the impersonated LLVM release does: hip 3 in 19, 4 in 22; sycl only in 22); "
                    "a repeated key joins its values with ','")
       ->allow_extra_args(false);
 
@@ -191,7 +202,8 @@ cli::AppletBody define_package(CLI::App& app) {
       ->required();
   extract_cmd
       ->add_option("--image", o->image_texts,
-                   "select images whose every key=value matches (kind= by producer); file=<path> names the "
+                   "select images whose every key=value matches (kind= by producer name, any release's "
+                   "number); file=<path> names the "
                    "output, else <stem>-<triple>-<arch>.<n>.<ext>; default: every image")
       ->allow_extra_args(false);
   extract_cmd->add_flag("--archive", o->archive,
@@ -206,7 +218,7 @@ cli::AppletBody define_package(CLI::App& app) {
   // The subcommands belong to `app`, which outlives the body (cli/run.cpp).
   return [o, create_cmd, extract_cmd](const cli::Invocation& inv) {
     if (create_cmd->parsed())
-      create(*o);
+      create(*o, inv.release);
     else if (extract_cmd->parsed())
       extract(*o, inv);
     else

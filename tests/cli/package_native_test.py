@@ -176,6 +176,73 @@ def run_cases(root):
                ['extract', 'e.o', '--archive', '--image', 'file=lib.a'], 0, '', files=['lib.a'])
         check('extract: member e.o', c.files()['lib.a'].startswith(b'!<arch>\ne.o/'), c.files()['lib.a'][:80])
 
+    release_cases(root)
+
+
+def under_release(release, fn):
+    """fn() with offloadtool impersonating `release` (OFFLOADTOOL_LLVM, which
+    the harness sets to the suite's release and each run inherits)."""
+    saved = os.environ['OFFLOADTOOL_LLVM']
+    os.environ['OFFLOADTOOL_LLVM'] = release
+    try:
+        return fn()
+    finally:
+        os.environ['OFFLOADTOOL_LLVM'] = saved
+
+
+def release_cases(root):
+    """create numbers kind=hip and kind=sycl as the impersonated release does
+    (19: 3 and an error, as 19 has no sycl; 22: 4 and 8, the reference notes'
+    section 2.1); list and extract name every release's numbers."""
+    for release, hip, sycl in (('19', 3, None), ('22', 4, 8)):
+        c = Case(root, {'a.o': b'IMAGE'})
+        args = ['create', '-o', 'k.bin', '--image', 'file=a.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=hip']
+        under_release(release, lambda: expect('create %s: kind=hip' % release, c, args, 0, '', files=['k.bin']))
+        kind = struct.unpack_from('<H', c.files()['k.bin'], 0x22)[0]
+        check('create %s: kind=hip is %d' % (release, hip), kind == hip, kind)
+        args = ['create', '-o', 's.bin', '--image', 'file=a.o,triple=spirv64,kind=sycl']
+        if sycl is None:
+            under_release(release, lambda: expect(
+                'create %s: kind=sycl' % release, c, args, 1, '',
+                E + "--image file=a.o,triple=spirv64,kind=sycl: unknown offload kind 'sycl' (openmp, cuda, hip or none)\n",
+                files=['k.bin']))
+        else:
+            under_release(release, lambda: expect('create %s: kind=sycl' % release, c, args, 0, '',
+                                                  files=['k.bin', 's.bin']))
+            kind = struct.unpack_from('<H', c.files()['s.bin'], 0x22)[0]
+            check('create %s: kind=sycl is %d' % (release, sycl), kind == sycl, kind)
+            under_release(release, lambda: expect(
+                'create %s: unknown kind' % release, c,
+                ['create', '-o', 'x.bin', '--image', 'file=a.o,triple=t,kind=openacc'], 1, '',
+                E + "--image file=a.o,triple=t,kind=openacc: unknown offload kind 'openacc' "
+                "(openmp, cuda, hip, sycl or none)\n", files=['k.bin', 's.bin']))
+
+    # Images as 19 (hip 3) and 22 (hip 4, sycl 8) number them, read under either release.
+    hip19 = golden('19-packager-3.bin')[0x180:]  # host.i, kind=hip as 19 writes it
+    mixed = hip19
+    for kind in (4, 8):
+        b = bytearray(hip19)
+        struct.pack_into('<H', b, 0x22, kind)
+        mixed += bytes(b)
+    for release in ('19', '22'):
+        c = Case(root, {'m.bin': mixed})
+        got = under_release(release, lambda: expect('list %s: every release\'s kinds' % release, c,
+                                                    ['list', 'm.bin'], 0, None, files=[]))
+        producers = [line.split()[1:] for line in got[1].splitlines() if line.startswith('  producer')]
+        check('list %s: 3 and 4 are hip, 8 sycl' % release,
+              producers == [['hip', '(3)'], ['hip', '(4)'], ['sycl', '(8)']], got[1])
+        got = under_release(release, lambda: expect('list --json %s' % release, c, ['list', '--json', 'm.bin'], 0,
+                                                    None, files=[]))
+        kinds = [i['offload_kind'] for i in json.loads(got[1])['images']] if got[0] == 0 else None
+        check('list --json %s: offload kinds' % release, kinds == [{'value': 3, 'name': 'hip'}, {
+            'value': 4, 'name': 'hip'}, {'value': 8, 'name': 'sycl'}], kinds)
+        under_release(release, lambda: expect('extract %s: kind=hip selects 3 and 4' % release, c,
+                                              ['extract', 'm.bin', '--archive', '--image', 'file=h.a,kind=hip',
+                                               '--image', 'file=s.a,kind=sycl'],
+                                              0, '', files=['h.a', 's.a']))
+        a = c.files().get('h.a', b'')
+        check('extract %s: two hip members' % release, a.count(b'm.bin/') == 2, a[:200])
+
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Differential test: offloadtool's clang-offload-packager personality against
-LLVM 19's /usr/lib/llvm-19/bin/clang-offload-packager.
+the real tool of the suite's LLVM release (harness.RELEASE, $OT_LLVM_RELEASE:
+19's clang-offload-packager, or 22's llvm-offload-binary, of which
+clang-offload-packager is a symlink). meson registers this one suite twice,
+packager-diff (19) and packager-diff-22.
 
 Each case runs a sequence of command lines once with each tool, in two
 directories populated with identical inputs. Both tools are invoked through a
@@ -14,9 +17,16 @@ images, repeated and odd keys, empty files, every image kind, long keys that
 make LLVM's DenseMap grow), extraction (selectors, generated names, file=,
 --archive with ELF and bitcode members, objects, archives, concatenated and
 damaged binaries, stdin) and the command line (errors, help, version,
-response files). Objects come from clang 19 when it is installed.
+response files, the program names each release reacts to). Objects come from
+the release's clang when it is installed.
 
-Where offloadtool is deliberately different from LLVM 19 the case asserts
+What differs between the releases (the OffloadKind numbers of hip and sycl,
+22's help without arguments, optional triple, 'file' message and deprecation
+warning under the old name) is covered by the same cases run under each, and
+by release_facts(), which checks the numbers both tools write against the
+reference notes copied here.
+
+Where offloadtool is deliberately different from LLVM the case asserts
 offloadtool's behaviour instead and says why next to it.
 
 Environment: OFFLOADTOOL = the offloadtool binary (required).
@@ -35,6 +45,15 @@ import harness  # noqa: E402
 from harness import CLANG, LLVM_BIN, LLVM_PACKAGER, check, golden, llvm_ar, read, write  # noqa: E402
 
 PROG = '../bin/clang-offload-packager'
+# Other names both tools run under (each side's bin/ has them all). 22 warns
+# that clang-offload-packager is deprecated when the stem of argv[0] ends with
+# that name: under the plain, triple-prefixed and .exe names, not under
+# llvm-offload-binary or the versioned name.
+NAMES = ('llvm-offload-binary', 'x86_64-linux-gnu-clang-offload-packager', 'clang-offload-packager.exe',
+         'clang-offload-packager-' + harness.RELEASE)
+# The OffloadKind each release writes for kind=hip and kind=sycl (the
+# project's reference notes, section 2.1: 19 writes 3 and 0, 22 writes 4 and 8).
+KIND_NUMBERS = {'19': {'hip': 3, 'sycl': 0}, '22': {'hip': 4, 'sycl': 8}}[harness.RELEASE]
 harness.VERBOSE = harness.VERBOSE or bool(os.environ.get('PACKAGER_DIFF_VERBOSE'))
 FILTER = sys.argv[1] if len(sys.argv) > 1 else None
 
@@ -54,7 +73,8 @@ def run_case(side, index, files, commands):
             harness.run(cmd[1], cwd=w.case, check=True)
             continue
         args, stdin = cmd[0], cmd[1]
-        rc, out, err = w.run(args, PROG, env=cmd[2] if len(cmd) > 2 else {}, stdin=stdin or b'')
+        prog = cmd[3] if len(cmd) > 3 else PROG
+        rc, out, err = w.run(args, prog, env=cmd[2] if len(cmd) > 2 else {}, stdin=stdin or b'')
         transcript.append((args, rc, harness.without_own_version_line(out), err))
     out = w.files()
     w.cleanup()
@@ -150,8 +170,8 @@ def mc_objects(tmp, p3):
 # ---------------------------------------------------------------------------
 # Cases
 
-def P(*args, stdin=None, env=None):
-    return (list(args), stdin, env or {})
+def P(*args, stdin=None, env=None, name=None):
+    return (list(args), stdin, env or {}, '../bin/' + name if name else PROG)
 
 
 def cases(tmp):
@@ -215,9 +235,11 @@ def cases(tmp):
     yield ('create-repeated-file-missing', inputs, [P('-o', 'rf.bin', '--image=file=a.o,file=nonexist,triple=t')])
     yield ('create-repeated-file-empty', inputs, [P('-o', 'rf.bin', '--image=file=a.o,file=,triple=t')])
 
-    # --- packaging errors ---
+    # --- packaging errors (22: a missing triple is none, a missing file has its own message) ---
     yield ('err-missing-triple', inputs, [P('-o', 'x.bin', '--image=file=a.o')])
+    yield ('err-missing-triple-arch', inputs, [P('-o', 'x.bin', '--image=file=a.o,arch=gfx906,kind=hip')])
     yield ('err-missing-file', inputs, [P('-o', 'x.bin', '--image=triple=x')])
+    yield ('err-missing-file-and-triple', inputs, [P('-o', 'x.bin', '--image=arch=gfx906')])
     yield ('err-second-image-missing', inputs, [P('-o', 'x.bin', '--image=file=a.o,triple=t', '--image=file=tgt1')])
     yield ('err-nonexistent', inputs, [P('-o', 'x.bin', '--image=file=nonexist.o,triple=x')])
     yield ('err-directory-image', dict(inputs, d=None), [P('-o', 'x.bin', '--image=file=d,triple=x')])
@@ -227,11 +249,44 @@ def cases(tmp):
     yield ('err-unknown-option', inputs, [P('--imag=file=a.o')])
     yield ('err-group', inputs, [P('-ox.bin')])
     yield ('err-two-positionals', inputs, [P('a.o', 'tgt1')])
+    # 19 does nothing at all; 22 prints its help when there is neither -o nor an input.
     yield ('nothing-to-do', inputs, [P()])
+    yield ('nothing-to-do-image-only', inputs, [P('--image=file=a.o,triple=t')])
+    yield ('nothing-to-do-archive-only', inputs, [P('--archive')])
+    yield ('nothing-to-do-empty-output', inputs, [P('-o', '')])
+    yield ('nothing-to-do-empty-input', inputs, [P('')])
+    yield ('help-h-with-output', inputs, [P('-h', '-o', 'x.bin', '--image=file=a.o,triple=t')])
     yield ('help', inputs, [P('--help')])
     yield ('help-hidden', inputs, [P('--help-hidden')])
     yield ('help-h', inputs, [P('-h')])
     yield ('version', inputs, [P('--version')])
+
+    # --- kind numbering: what each release writes, and what its kind= selects ---
+    for kind in ('hip', 'sycl', 'openmp', 'cuda', 'none', 'openacc', 'HIP', 'Sycl'):
+        yield ('create-kind-%s' % kind, inputs, [P('-o', 'k.bin', '--image=file=a.o,triple=t,arch=a,kind=' + kind)])
+    # Images as 19 (hip 3) and 22 (hip 4, sycl 8) write them, side by side.
+    releases = (ob(b'HIP19', 1, 3, [('triple', 'amdgcn-amd-amdhsa'), ('arch', 'gfx906')])
+                + ob(b'HIP22', 1, 4, [('triple', 'amdgcn-amd-amdhsa'), ('arch', 'gfx90a')])
+                + ob(b'SYCL22', 2, 8, [('triple', 'spirv64-unknown-unknown'), ('arch', '')])
+                + ob(b'NONE', 1, 0, [('triple', 'x86_64-unknown-linux-gnu'), ('arch', '')]))
+    rel = dict(inputs, **{'rel.bin': releases})
+    for sel in ('kind=hip', 'kind=sycl', 'kind=none', 'kind=openmp'):
+        yield ('extract-release-kinds-%s' % sel, rel, [P('rel.bin', '--image=' + sel)])
+        yield ('extract-release-kinds-archive-%s' % sel, rel, [P('rel.bin', '--image=file=k.a,' + sel, '--archive')])
+    # A kind=hip image packed by the release, extracted by it (a round trip).
+    yield ('roundtrip-kind-hip', inputs, [P('-o', 'h.bin', '--image=file=a.o,triple=t,arch=a,kind=hip'),
+                                          P('h.bin', '--image=kind=hip'), P('h.bin', '--image=file=s.o,kind=sycl')])
+    yield ('roundtrip-kind-sycl', inputs, [P('-o', 's.bin', '--image=file=a.o,triple=t,arch=a,kind=sycl'),
+                                           P('s.bin', '--image=kind=sycl'), P('s.bin', '--image=file=n.o,kind=none')])
+
+    # --- program names: 22's deprecation warning, the versioned name ---
+    for name in NAMES:
+        yield ('name-%s-create' % name, inputs, [P('-o', 'n.bin', '--image=file=a.o,triple=t', name=name)])
+        yield ('name-%s-error' % name, inputs, [P('-o', 'n.bin', '--image=triple=t', name=name)])
+        yield ('name-%s-nothing' % name, inputs, [P(name=name)])
+        yield ('name-%s-help' % name, inputs, [P('--help', name=name)])
+        yield ('name-%s-h' % name, inputs, [P('-h', name=name)])
+        yield ('name-%s-usage-error' % name, inputs, [P('--bogus', name=name)])
 
     # --- extraction from raw binaries ---
     p3 = golden('19-packager-3.bin')
@@ -266,6 +321,7 @@ def cases(tmp):
     yield ('extract-into-input', ex, [P('multi.bin', '--image=file=multi.bin,arch=gfx908')])
     yield ('extract-output-missing-dir', ex, [P('multi.bin', '--image=file=nodir/x,arch=gfx908')])
     yield ('extract-no-selector', ex, [P('multi.bin')])
+    yield ('extract-p3-kind-hip', ex, [P('p3.bin', '--image=kind=hip'), P('p3.bin', '--image=file=h.o,kind=hip')])
     # Archives written by --archive name members by the input path ("dir/m.bin"): read them back.
     yield ('extract-from-packager-archive', ex, [P('dir/m.bin', '--image=file=pk.a', '--archive'),
                                                  P('pk.a', '--image=kind=openmp'),
@@ -356,9 +412,33 @@ def describe(a, b):
     return '\n'.join(lines)
 
 
+def release_facts(tmp):
+    """The reference notes' numbers, checked on both tools (a diff alone would
+    pass if both were wrong the same way): the u16 at 0x22 of a kind=hip and a
+    kind=sycl binary, and whether kind=hip extracts a 19-packed HIP image."""
+    d = harness.Folder(tmp, files={'a.o': b'IMAGE', 'p3.bin': golden('19-packager-3.bin')})
+    for side, tool in (('llvm', LLVM_PACKAGER), ('ours', harness.OT)):
+        for kind, number in sorted(KIND_NUMBERS.items()):
+            out = '%s-%s.bin' % (side, kind)
+            r = d.run(['clang-offload-packager', '-o', out, '--image=file=a.o,triple=t,kind=' + kind], text=True,
+                      executable=tool)
+            got = struct.unpack_from('<H', d.read(out), 0x22)[0] if r.returncode == 0 else None
+            check('release %s: %s kind=%s writes %d' % (harness.RELEASE, side, kind, number), got == number,
+                  'got %r: %s' % (got, r.stderr))
+        out = '%s-hip19.o' % side
+        d.run(['clang-offload-packager', 'p3.bin', '--image=file=%s,kind=hip' % out], text=True, executable=tool)
+        # p3.bin's host.i is HIP as 19 numbers it (3): only 19 selects it.
+        check('release %s: %s kind=hip extracts a 19-packed HIP image: %s' % (
+            harness.RELEASE, side, harness.RELEASE == '19'), os.path.exists(d.path(out)) == (harness.RELEASE == '19'))
+
+
 def run_cases(tmp):
-    ours = harness.Side(tmp, 'ours', {'bin/clang-offload-packager': harness.OT})
-    theirs = harness.Side(tmp, 'llvm', {'bin/clang-offload-packager': LLVM_PACKAGER})
+    links = {'bin/clang-offload-packager': harness.OT}
+    links.update({'bin/' + n: harness.OT for n in NAMES})
+    ours = harness.Side(tmp, 'ours', links)
+    theirs = harness.Side(tmp, 'llvm', {k: LLVM_PACKAGER for k in links})
+    if not FILTER or 'release' in FILTER:
+        release_facts(tmp)
     for index, (name, files, commands) in enumerate(cases(tmp)):
         if FILTER and FILTER not in name:
             continue

@@ -246,5 +246,7 @@ TEST_CASE("offload_bundle_id: an OffloadBinary entry with the triple in 4 fields
   CHECK(spec.processor == "gfx90a");
   CHECK(spec.feature_setting("xnack") == "off");
   CHECK(ot::compat::offload_bundle_id(entry(K::Cuda, "nvptx64-nvidia-cuda", "sm_70")) == "cuda-nvptx64-nvidia-cuda--sm_70");
-  CHECK(ot::compat::offload_bundle_id(entry(K::Hip, "x86_64-unknown-linux-gnu", "")) == "hip-x86_64-unknown-linux-gnu-");
+  // hip as 19 (3) and 22 (4) number it
+  CHECK(ot::compat::offload_bundle_id(entry(K{3}, "x86_64-unknown-linux-gnu", "")) == "hip-x86_64-unknown-linux-gnu-");
+  CHECK(ot::compat::offload_bundle_id(entry(K{4}, "x86_64-unknown-linux-gnu", "")) == "hip-x86_64-unknown-linux-gnu-");
 }

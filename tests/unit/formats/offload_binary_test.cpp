@@ -62,13 +62,6 @@ TEST_CASE("enumerations use LLVM 19's names and numbers") {
   CHECK(image_kind_extension(77) == "");
   CHECK(image_kind_description(2) == "llvm ir");
   CHECK(image_kind_description(9) == "<none>");
-  CHECK(offload_kind_from_name("openmp") == OffloadKind::OpenMP);
-  CHECK(offload_kind_from_name("cuda") == OffloadKind::Cuda);
-  CHECK(offload_kind_from_name("hip") == OffloadKind::Hip);
-  CHECK(offload_kind_from_name("HIP") == OffloadKind::None);
-  CHECK(offload_kind_from_name("sycl") == OffloadKind::None);
-  CHECK(offload_kind_name(3) == "hip");
-  CHECK(offload_kind_name(4) == "none");
   CHECK(is_llvm_bitcode(ot::as_bytes("BC\xC0\xDE rest")));
   CHECK(is_llvm_bitcode(ot::as_bytes("\xDE\xC0\x17\x0B")));
   CHECK_FALSE(is_llvm_bitcode(ot::as_bytes("BC\xC0")));
@@ -279,4 +272,42 @@ TEST_CASE("reader: every bad field is reported with file and offset") {
     CHECK(llvm19_verdict(Bytes(b).first(71)) == Llvm19Verdict::ParseFailed);
     CHECK(llvm19_verdict_text(Llvm19Verdict::ParseFailed) == "Invalid data was encountered while parsing the file");
   }
+}
+
+TEST_CASE("offload kind numbers: hip and sycl by release, names for any release") {
+  using ot::target::LlvmRelease;
+  // The numbers each release's getOffloadKind gives (reference notes 2.1:
+  // only hip and sycl differ).
+  for (LlvmRelease r : {LlvmRelease::Llvm19, LlvmRelease::Llvm22}) {
+    CAPTURE(static_cast<int>(r));
+    CHECK(offload_kind_number("openmp", r) == 1);
+    CHECK(offload_kind_number("cuda", r) == 2);
+    CHECK(offload_kind_number("HIP", r) == 0);
+    CHECK(offload_kind_number("openacc", r) == 0);
+    CHECK(offload_kind_number("none", r) == 0);
+    CHECK(offload_kind_number("", r) == 0);
+  }
+  CHECK(offload_kind_number("hip", LlvmRelease::Llvm19) == 3);
+  CHECK(offload_kind_number("hip", LlvmRelease::Llvm22) == 4);
+  CHECK(offload_kind_number("sycl", LlvmRelease::Llvm19) == 0);
+  CHECK(offload_kind_number("sycl", LlvmRelease::Llvm22) == 8);
+
+  // Reading does not know the writer's release: every release's number is named.
+  CHECK(offload_kind_name(0) == "none");
+  CHECK(offload_kind_name(1) == "openmp");
+  CHECK(offload_kind_name(2) == "cuda");
+  CHECK(offload_kind_name(3) == "hip");
+  CHECK(offload_kind_name(4) == "hip");
+  CHECK(offload_kind_name(8) == "sycl");
+  CHECK(offload_kind_name(5) == "none");
+  CHECK(offload_kind_name(0xffff) == "none");
+
+  // The kind field (offset 0x22) of what each release writes for kind=hip.
+  OffloadImageDesc d;
+  d.strings = {{"triple", "amdgcn-amd-amdhsa"}};
+  d.offload_kind = offload_kind_number("hip", LlvmRelease::Llvm22);
+  const std::vector<std::byte> b = write_offload_binary_v1(d, ot::as_bytes("x"));
+  CHECK(static_cast<int>(b[0x22]) == 4);
+  CHECK(static_cast<int>(b[0x23]) == 0);
+  CHECK(read_offload_binary(b, 0, "h.bin").entries.at(0).id() == "hip-amdgcn-amd-amdhsa-");
 }
