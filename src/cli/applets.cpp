@@ -30,6 +30,7 @@ constexpr Personality kPersonalities[] = {
     {"clang-offload-packager", &tools::run_clang_offload_packager, &llvmcl::packager_tool},
     {"llvm-offload-binary", &tools::run_clang_offload_packager, &llvmcl::packager_tool},
     {"clang-offload-wrapper", &tools::run_clang_offload_wrapper, &llvmcl::clang_offload_wrapper_tool},
+    {"llvm-offload-wrapper", &tools::run_llvm_offload_wrapper, &llvmcl::llvm_offload_wrapper_tool},
 };
 
 constexpr TopLevelOption kTopLevel[] = {

@@ -309,6 +309,7 @@ std::string_view value_name(const Option& o) {
   switch (o.kind) {
     case Kind::UInt: return "uint";
     case Kind::Int: return "int";
+    case Kind::Enum: return "value";
     default: return "string";
   }
 }
@@ -516,6 +517,11 @@ bool Parser::add_occurrence(Entry& e, std::string_view arg_name, std::string_vie
     case Kind::Int:
       if (!parse_int32(value)) return fail(quoted + " value invalid for integer argument!");
       break;
+    case Kind::Enum:
+      if (std::none_of(e.option->values.begin(), e.option->values.end(),
+                       [&](const EnumValue& v) { return v.name == value; }))
+        return fail("Cannot find option named " + quoted + "!");
+      break;
     default:
       break;
   }
@@ -568,7 +574,15 @@ std::string Parser::help(bool categorized, bool hidden) const {
     if (shown(e)) list.push_back(&e);
   std::stable_sort(list.begin(), list.end(), [](const Entry* a, const Entry* b) { return a->name() < b->name(); });
 
-  auto width = [](const Entry& e) {
+  // An Enum option's values are listed under it as "    =<value>" (cl::values).
+  auto value_width = [](const EnumValue& v) { return 5 + v.name.size(); };
+  auto width = [&](const Entry& e) {
+    std::size_t w = 2 + (e.name().size() == 1 ? 1 : 2) + e.name().size();
+    if (e.has_value()) w += e.value_name().size() + 3;
+    for (const EnumValue& v : e.option->values) w = std::max(w, value_width(v));
+    return w;
+  };
+  auto arg_width = [](const Entry& e) {
     std::size_t w = 2 + (e.name().size() == 1 ? 1 : 2) + e.name().size();
     return e.has_value() ? w + e.value_name().size() + 3 : w;
   };
@@ -583,12 +597,14 @@ std::string Parser::help(bool categorized, bool hidden) const {
     }
     std::string_view text = e.option->help;
     auto nl = text.find('\n');
-    s += spaces(max_width - width(e)) + " - " + std::string(text.substr(0, nl)) + "\n";
+    s += spaces(max_width - arg_width(e)) + " - " + std::string(text.substr(0, nl)) + "\n";
     while (nl != std::string_view::npos && nl + 1 < text.size()) {
       text.remove_prefix(nl + 1);
       nl = text.find('\n');
       s += spaces(max_width + 3) + std::string(text.substr(0, nl)) + "\n";
     }
+    for (const EnumValue& v : e.option->values)
+      s += "    =" + std::string(v.name) + spaces(max_width - value_width(v)) + " -   " + std::string(v.help) + "\n";
     return s;
   };
 

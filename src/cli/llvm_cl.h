@@ -41,6 +41,13 @@ enum class Kind : std::uint8_t {
   CommaList,  // cl::list<std::string> with cl::CommaSeparated: value split on ','
   HelpFlag,   // the tools' hidden `-h`: a Flag; when true after a successful
               // parse, the plain option list (as --help-list) is printed, exit 0
+  Enum,       // cl::opt<enum> with cl::values: the value must be one of Option::values
+};
+
+// One value of an Enum option, as cl::values lists it (help under the option).
+struct EnumValue {
+  std::string_view name;
+  std::string_view help;
 };
 
 enum class Visibility : std::uint8_t {
@@ -58,6 +65,7 @@ struct Option {
   Visibility visibility = Visibility::Shown;
   bool prefix = false;                // cl::Prefix: `-nameVALUE` is also accepted
   std::string_view alias_of = {};     // cl::alias: values, counts and value errors go to that option
+  std::span<const EnumValue> values = {};  // Kind::Enum: the accepted values, in help order
 };
 
 enum class Positionals : std::uint8_t {

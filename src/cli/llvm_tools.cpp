@@ -122,6 +122,28 @@ constexpr Option kWrapper14Options[] = {
     kLibGpsize,
 };
 
+constexpr EnumValue kWrapperKinds[] = {
+    {"openmp", "Wrap OpenMP binaries"},
+    {"cuda", "Wrap CUDA binaries"},
+    {"hip", "Wrap HIP binaries"},
+};
+
+constexpr Option kOffloadWrapper22Options[] = {
+    {.name = "kind", .kind = Kind::Enum, .help = "Wrap for offload kind:", .required = true, .values = kWrapperKinds},
+    {.name = "o", .kind = Kind::String, .value_name = "file", .help = "Write output to <file>."},
+    {.name = "triple", .kind = Kind::String, .help = "Target triple for the wrapper module"},
+    kHelpAlias,
+    kLibW,
+    kLibNoWarn,
+    kLibGpsize,
+};
+
+constexpr std::string_view kOffloadWrapperOverview = "Generate runtime registration code for a device binary image\n";
+// LLVM's help speaks of a "wrapper module": say once that this one is an object.
+constexpr std::string_view kOffloadWrapperNote =
+    "\nNOTE: this llvm-offload-wrapper (offloadtool) writes a finished host object file (ELF or COFF)\n"
+    "for --triple, not LLVM bitcode: link it directly, no LLVM back end is needed.\n";
+
 }  // namespace
 
 constinit const Tool kClangOffloadBundler19{
@@ -183,6 +205,30 @@ constinit const Tool kClangOffloadWrapper14{
         "for --target, not LLVM bitcode: link it directly, no LLVM back end is needed.\n",
 };
 
+// New in LLVM 22. Under release 19 (llvm-offload-wrapper-19) the same command
+// line writes release 19's entry ABI and names 19 in --version.
+constinit const Tool kLlvmOffloadWrapper22{
+    .dialect = Dialect::Llvm19,
+    .overview = kOffloadWrapperOverview,
+    .category = "llvm-offload-wrapper options",
+    .options = kOffloadWrapper22Options,
+    .positionals = Positionals::OneOrMore,
+    .positional_help = "Wrap input from <file>",
+    .version = "Debian LLVM version 22.1.8\n  Optimized build.",
+    .extra_help = kOffloadWrapperNote,
+};
+
+constinit const Tool kLlvmOffloadWrapperAs19{
+    .dialect = Dialect::Llvm19,
+    .overview = kOffloadWrapperOverview,
+    .category = "llvm-offload-wrapper options",
+    .options = kOffloadWrapper22Options,
+    .positionals = Positionals::OneOrMore,
+    .positional_help = "Wrap input from <file>",
+    .version = "Debian LLVM version 19.1.7\n  Optimized build.",
+    .extra_help = kOffloadWrapperNote,
+};
+
 const Tool& bundler_tool(target::LlvmRelease release) {
   return release == target::LlvmRelease::Llvm19 ? kClangOffloadBundler19 : kClangOffloadBundler22;
 }
@@ -192,5 +238,9 @@ const Tool& packager_tool(target::LlvmRelease release) {
 }
 
 const Tool& clang_offload_wrapper_tool(target::LlvmRelease) { return kClangOffloadWrapper14; }
+
+const Tool& llvm_offload_wrapper_tool(target::LlvmRelease release) {
+  return release == target::LlvmRelease::Llvm19 ? kLlvmOffloadWrapperAs19 : kLlvmOffloadWrapper22;
+}
 
 }  // namespace ot::cli::llvmcl

@@ -12,11 +12,14 @@ extern const Tool kClangOffloadBundler22;   // clang-offload-bundler 22.1.8
 extern const Tool kClangOffloadPackager19;  // clang-offload-packager 19.1.7
 extern const Tool kLlvmOffloadBinary22;     // llvm-offload-binary 22.1.8 (also as clang-offload-packager)
 extern const Tool kClangOffloadWrapper14;   // clang-offload-wrapper 14.0.6
+extern const Tool kLlvmOffloadWrapper22;    // llvm-offload-wrapper 22.1.8
 
 // Each personality's command line in a release (cli/applets.h's table).
 const Tool& bundler_tool(target::LlvmRelease release);
 const Tool& packager_tool(target::LlvmRelease release);
 // LLVM 15 removed clang-offload-wrapper: every release keeps 14's command line.
 const Tool& clang_offload_wrapper_tool(target::LlvmRelease release);
+// New in LLVM 22; under release 19 the same command line, with 19's version text.
+const Tool& llvm_offload_wrapper_tool(target::LlvmRelease release);
 
 }  // namespace ot::cli::llvmcl

@@ -5,6 +5,8 @@
 // finished host object file (ELF or COFF) for the target triple, not LLVM
 // bitcode, so no LLVM back end is needed to use it; --help says so after
 // LLVM's text. Empty images are refused (LLVM 14 wraps them silently).
+// The entry range points at the impersonated release's entry ABI (19:
+// omp_offloading_entries, 22: llvm_offload_entries), not LLVM 14's.
 // -add-omp-offload-notes: LLVM 14 rewrites each ELF image with llvm-objcopy to
 // add a .note.openmp section; offloadtool runs no external tools, so it says
 // that the images are embedded unchanged (with LLVM's own warning for
@@ -30,6 +32,9 @@ int run_clang_offload_wrapper(const cli::Invocation& inv) {
     wrap::Options o;
     o.kind = wrap::Kind::OpenMP;
     o.scheme = wrap::OpenMPScheme::Llvm14;
+    // The entry table of the release's host compiler: an object whose range
+    // misses the host's entries aborts the first target region.
+    o.entries = target::traits(inv.release).entries;
     o.triple = p.value("target").value_or("");
     wrap::host_target(o.triple);  // LLVM 14 checks the triple before reading inputs
     // Each --offload-arch names the architecture of the next positional image.

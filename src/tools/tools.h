@@ -38,5 +38,6 @@ inline void print(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdou
 int run_clang_offload_bundler(const cli::Invocation&);
 int run_clang_offload_packager(const cli::Invocation&);
 int run_clang_offload_wrapper(const cli::Invocation&);
+int run_llvm_offload_wrapper(const cli::Invocation&);
 
 }  // namespace ot::tools

@@ -15,18 +15,25 @@ namespace ot::tools {
 namespace {
 
 struct WrapOptions {
-  std::string kind = "openmp", triple, output, scheme = "llvm19", entries = "llvm19";
+  std::string kind = "openmp", triple, output, scheme = "llvm19";
+  std::string entries;  // empty: the impersonated release's entry ABI
   std::vector<std::string> images, archs;
   bool compress = false;
   int level = 3;
 };
 
-int wrap_images(const WrapOptions& w) {
+// --entries: the ABI's name; llvm19 / llvm20 are the names earlier versions took.
+target::EntryAbi entry_abi(const std::string& name, target::LlvmRelease release) {
+  if (name.empty()) return target::traits(release).entries;
+  return name == "per-kind-32" || name == "llvm19" ? target::EntryAbi::PerKind32 : target::EntryAbi::Unified56;
+}
+
+int wrap_images(const WrapOptions& w, target::LlvmRelease release) {
   wrap::Options o;
   o.kind = wrap::parse_kind(w.kind);
   o.triple = w.triple;
   o.scheme = w.scheme == "llvm14" ? wrap::OpenMPScheme::Llvm14 : wrap::OpenMPScheme::Llvm19;
-  o.entries = w.entries == "llvm20" ? wrap::EntryVersion::V1 : wrap::EntryVersion::Legacy;
+  o.entries = entry_abi(w.entries, release);
   o.compress = w.compress;
   o.compression_level = w.level;
   wrap::host_target(w.triple);  // an unsupported triple is reported before any input is read
@@ -49,8 +56,8 @@ cli::AppletBody define_wrap(CLI::App& app) {
       "          .llvm.offloading, as clang-linker-wrapper 19; scheme llvm14: raw images, as\n"
       "          clang-offload-wrapper 14). --offload-arch adds .offload_arch_list and\n"
       "          __tgt_register_image_info calls (skipped at run time when the runtime lacks it).\n"
-      "  cuda:   one fat binary, registered with __cudaRegisterFatBinary and every entry of\n"
-      "          cuda_offloading_entries.\n"
+      "  cuda:   one fat binary, registered with __cudaRegisterFatBinary and every CUDA entry of\n"
+      "          the host's entry table (--entries).\n"
       "  hip:    one offload bundle, or device code objects with one --offload-arch each (bundled\n"
       "          here, 4096-aligned), registered with __hipRegisterFatBinary.\n"
       "Hosts: x86_64 (ELF; COFF for *-windows-msvc and *-windows-gnu), aarch64 and powerpc64le (ELF).");
@@ -63,15 +70,17 @@ cli::AppletBody define_wrap(CLI::App& app) {
   app.add_option("--scheme", o->scheme, "OpenMP registration scheme: llvm19 (default) or llvm14")
       ->check(CLI::IsMember({"llvm14", "llvm19"}));
   app.add_option("--entries", o->entries,
-                 "offload entry table layout: llvm19 (<kind>_offloading_entries, 32-byte entries; default) or\n"
-                 "llvm20 (llvm_offload_entries, 56-byte entries filtered by kind)")
-      ->check(CLI::IsMember({"llvm19", "llvm20"}));
+                 "where the host's offload entries are and their layout: per-kind-32 (32-byte entries in\n"
+                 "<kind>_offloading_entries: clang 19) or unified-56 (56-byte entries in llvm_offload_entries,\n"
+                 "filtered by kind: clang 21+); default: the LLVM release impersonated (19: per-kind-32,\n"
+                 "22: unified-56); llvm19 and llvm20 are older names of the two")
+      ->check(CLI::IsMember({"per-kind-32", "unified-56", "llvm19", "llvm20"}));
   app.add_flag("--compress", o->compress, "HIP: compress the offload bundle built from device images (CCOB, zstd)");
   app.add_option("--compression-level", o->level, "zstd level for --compress (default 3, as LLVM)")
       ->check(CLI::Range(-7, 22));
   app.add_option("-o,--output", o->output, "output object file")->required();
   app.add_option("images", o->images, "device images (OpenMP), or the fat binary (CUDA, HIP)")->required();
-  return [o](const cli::Invocation&) { return wrap_images(*o); };
+  return [o](const cli::Invocation& inv) { return wrap_images(*o, inv.release); };
 }
 
 }  // namespace ot::tools

@@ -268,7 +268,8 @@ RelocatableObject build_openmp(const Options& o, const HostTarget& t) {
   Builder b(t, v14 ? "offload.wrapper.object" : "offload.wrapper.module");
   std::vector<std::string> directives;
   const std::uint32_t text = b.section(".text.startup", SectionKind::Code, 16);
-  const std::string entries = o.entries == EntryVersion::V1 ? "llvm_offload_entries" : "omp_offloading_entries";
+  const std::string entries =
+      o.entries == target::EntryAbi::Unified56 ? "llvm_offload_entries" : "omp_offloading_entries";
   // The dummy symbol's declaration order follows LLVM's module: bounds first.
   Bounds bounds = entry_bounds(b, entries, v14, directives);
 
@@ -292,13 +293,17 @@ RelocatableObject build_openmp(const Options& o, const HostTarget& t) {
     } else if (formats::has_offload_binary_magic(data)) {
       // Already an OffloadBinary (e.g. from .llvm.offloading of a clang -c object): embed it as is.
       formats::OffloadBinary ob = formats::read_offload_binary(data, 0, img.path);
-      if (ob.size != data.size())
+      if (ob.size != data.size() && !o.as_given)
         fail(img.path, "holds 0x{:x} bytes but its first OffloadBinary is 0x{:x} bytes; give one binary per file",
              data.size(), ob.size);
       off = b.append(imgsec, Chunk::of_file(img.file, 0, data.size()), 8);
       begin = off + ob.entries.at(0).image_offset;
       end = begin + ob.entries.at(0).image_size;
       total = data.size();
+    } else if (o.as_given) {
+      // llvm-offload-wrapper: any other bytes are the image themselves.
+      off = b.append(imgsec, Chunk::of_file(img.file, 0, data.size()), 8);
+      begin = off, end = off + data.size(), total = data.size();
     } else {
       formats::OffloadImageDesc desc;
       desc.image_kind = static_cast<std::uint16_t>(image_kind(img));
@@ -449,8 +454,10 @@ RelocatableObject build_fatbin(const Options& o, const HostTarget& t) {
   const std::string x = cuda ? "cuda" : "hip";
   FatBinary fb;
   const Bytes first = o.images[0].file->bytes();
-  const bool ready = cuda || formats::has_binary_bundle_magic(first) || formats::has_ccob_magic(first);
+  const bool ready =
+      cuda || o.as_given || formats::has_binary_bundle_magic(first) || formats::has_ccob_magic(first);
   if (ready) {
+    if (o.images.size() != 1 && o.as_given) fail("", "CUDA / HIP offloading uses a single fatbinary or offload bundle");
     if (o.images.size() != 1)
       fail(o.images[1].path, "{} wraps exactly one fat binary; {} files were given", cuda ? "CUDA" : "HIP",
            o.images.size());
@@ -463,7 +470,7 @@ RelocatableObject build_fatbin(const Options& o, const HostTarget& t) {
   Builder b(t, "offload.wrapper.module");
   std::vector<std::string> directives;
   const std::uint32_t text = b.section(".text.startup", SectionKind::Code, 16);
-  const bool v1 = o.entries == EntryVersion::V1;
+  const bool v1 = o.entries == target::EntryAbi::Unified56;
   Bounds bounds = entry_bounds(b, v1 ? "llvm_offload_entries" : x + "_offloading_entries", false, directives);
 
   // The fat binary. LLVM gives it no alignment; 8 (CUDA) and 4096 (HIP, the
@@ -497,8 +504,10 @@ RelocatableObject build_fatbin(const Options& o, const HostTarget& t) {
   object::RegistrationCallees callees;
   callees.function = b.undefined(rt + "RegisterFunction");
   callees.var = b.undefined(rt + "RegisterVar");
-  // LLVM 19 emits no surface/texture registration for CUDA (only the declarations); HIP gets both.
-  if (!cuda || v1) {
+  // LLVM emits no surface/texture registration for CUDA (19 and 22: only the
+  // declarations; clang-linker-wrapper and llvm-offload-wrapper pass
+  // EmitSurfacesAndTextures=false); HIP gets both.
+  if (!cuda) {
     callees.surface = b.undefined(rt + "RegisterSurface");
     callees.texture = b.undefined(rt + "RegisterTexture");
   }
@@ -519,7 +528,7 @@ void validate(const Options& o) {
   std::size_t with_arch = 0;
   for (const Image& img : o.images) {
     if (!img.file) fail(img.path, "image was not opened");
-    if (img.file->size() == 0) fail(img.path, "device image is empty");
+    if (img.file->size() == 0 && !o.as_given) fail(img.path, "device image is empty");
     with_arch += img.offload_arch.empty() ? 0 : 1;
   }
   if (with_arch != 0 && with_arch != o.images.size())

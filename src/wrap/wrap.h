@@ -16,8 +16,12 @@
 //     {magic, 1, image, null} wrapper in .nvFatBinSegment / .hipFatBinSegment,
 //     a priority-101 constructor registering the fat binary and every entry of
 //     cuda_offloading_entries / hip_offloading_entries, atexit(unregister).
-//   EntryVersion::V1 switches the entry tables to LLVM 20+'s
-//     llvm_offload_entries with 56-byte entries filtered by kind.
+//   The entry ABI (target::EntryAbi) picks where the host's entries are and
+//     their layout: 32-byte entries in <kind>_offloading_entries (LLVM 19), or
+//     56-byte entries in llvm_offload_entries filtered by kind (LLVM 21+).
+//   as_given (llvm-offload-wrapper 22): every input embedded byte for byte;
+//     OpenMP image = the inner image of an OffloadBinary, else the whole input;
+//     CUDA/HIP: the one input is the fat binary; empty inputs are accepted.
 #pragma once
 
 #include <cstdint>
@@ -28,15 +32,12 @@
 #include "object/relocatable.h"
 #include "object/wrapper_codegen.h"
 #include "support/mapped_file.h"
+#include "target/llvm_release.h"
 
 namespace ot::wrap {
 
 enum class Kind : std::uint8_t { OpenMP, Cuda, Hip };
 enum class OpenMPScheme : std::uint8_t { Llvm14, Llvm19 };
-enum class EntryVersion : std::uint8_t {
-  Legacy,  // LLVM <= 19: 32-byte {addr, name, size, flags, data} in <kind>_offloading_entries
-  V1,      // LLVM 20+: 56-byte {reserved, version, kind, flags, addr, name, size, data, aux} in llvm_offload_entries
-};
 
 // "openmp" / "cuda" / "hip"; throws ot::Error naming the valid kinds otherwise.
 Kind parse_kind(std::string_view name);
@@ -66,7 +67,10 @@ struct Options {
   Kind kind = Kind::OpenMP;
   std::string triple;
   OpenMPScheme scheme = OpenMPScheme::Llvm19;
-  EntryVersion entries = EntryVersion::Legacy;
+  target::EntryAbi entries = target::EntryAbi::PerKind32;
+  // llvm-offload-wrapper: inputs embedded as given (no OffloadBinary framing of
+  // raw images, no HIP bundling, empty inputs accepted); see the top of this file.
+  bool as_given = false;
   std::vector<Image> images;
   // HIP only, when `images` are device code objects rather than one ready
   // offload bundle: the bundle is built here (align 4096, as clang-linker-wrapper

@@ -3,7 +3,11 @@
 with a stand-in runtime (wrap_stub_runtime.c) that checks every registration
 call: magic, version, the fat binary's bytes, every entry and the handle.
 Runs for x86-64 (GNU ld and lld) and, with the Debian cross compilers and
-qemu-user (needed: missing, the suite fails), for AArch64 and ppc64le under qemu."""
+qemu-user (needed: missing, the suite fails), for AArch64 and ppc64le under qemu.
+The llvm-offload-wrapper personality (as llvm-offload-wrapper-22) against LLVM
+22's own llvm-offload-wrapper compiled by clang-22: the same program prints the
+same registrations with either object; as llvm-offload-wrapper-19 it registers
+19's entries."""
 import os
 import sys
 
@@ -20,7 +24,8 @@ ARCHES = [
     ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc", "qemu-aarch64", ["-static"]),
     ("powerpc64le-unknown-linux-gnu", "powerpc64le-linux-gnu-gcc", "qemu-ppc64le", ["-static"]),
 ]
-NEEDS = [LLD19, f"{LLVM19}/clang-offload-bundler", f"{LLVM19}/llvm-readelf", f"{LLVM19}/llvm-objdump",
+LLVM22 = "/usr/lib/llvm-22/bin"
+NEEDS = [f"{LLVM22}/llvm-offload-wrapper", f"{LLVM22}/clang", LLD19, f"{LLVM19}/clang-offload-bundler", f"{LLVM19}/llvm-readelf", f"{LLVM19}/llvm-objdump",
          f"{LLVM19}/llvm-objcopy"] + [t for _, cc, runner, _ in ARCHES for t in (cc, runner) if t]
 
 
@@ -37,7 +42,7 @@ def expected(kind, llvm20):
              "RegisterVar h=ok name=const_y addr=ok same_name=yes extern=1 size=4 constant=1 global=0"]
     if llvm20:
         lines.append("RegisterManagedVar h=ok name=managed_m addr=ok aux=ok size=4 align=16")
-    if llvm20 or not cuda:  # LLVM 19 registers no surfaces or textures for CUDA
+    if not cuda:  # LLVM (19 and 22) registers no surfaces or textures for CUDA
         lines.append("RegisterSurface h=ok name=surf_s addr=ok same_name=yes type=7 extern=1")
         lines.append("RegisterTexture h=ok name=tex_t addr=ok same_name=yes type=9 normalized=1 extern=0")
     lines.append("RegisterFunction h=ok name=kernel_b addr=ok same_name=yes limit=-1 nulls=ok")
@@ -134,6 +139,50 @@ def cases(root):
     check("compressed HIP bundle: links", r.returncode == 0, r.stderr)
     r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path("ref-z.hipfb")})
     check("compressed HIP bundle: registered", r.stdout == expected("hip", False), r.stdout + r.stderr)
+
+    # llvm-offload-wrapper: ours against LLVM 22's (its bitcode compiled by
+    # clang-22), the same program and stand-in runtime linked with each.
+    if not os.path.exists(S.path("ref-x86_64.hipfb")):
+        return
+    for release in ("22", "19"):
+        os.symlink(OT, S.path(f"llvm-offload-wrapper-{release}"))
+    triple = "x86_64-unknown-linux-gnu"
+    for kind, fatbin in (("cuda", "app.fatbin"), ("hip", "ref-x86_64.hipfb")):
+        kind_no = 2 if kind == "cuda" else 4
+        objs = {}
+        r = S.run([f"{LLVM22}/llvm-offload-wrapper", f"--kind={kind}", f"--triple={triple}", "-o", f"ref22-{kind}.bc",
+                   fatbin])
+        r2 = S.run([f"{LLVM22}/clang", "-c", "-fPIC", f"ref22-{kind}.bc", "-o", f"ref22-{kind}.o"])
+        check(f"{kind}: LLVM 22's llvm-offload-wrapper module compiles", r.returncode == 0 and r2.returncode == 0,
+              r.stderr + r2.stderr)
+        objs["llvm22"] = (S.path(f"ref22-{kind}.o"), True)
+        for release in ("22", "19"):
+            obj = S.path(f"low{release}-{kind}.o")
+            r = S.run([S.path(f"llvm-offload-wrapper-{release}"), f"--kind={kind}", f"--triple={triple}", "-o", obj,
+                       fatbin])
+            check(f"{kind}: llvm-offload-wrapper-{release} exits 0 silently", r.returncode == 0 and not r.stderr,
+                  r.stderr)
+            objs[f"ours{release}"] = (obj, release == "22")
+        outs = {}
+        for name, (obj, v1) in objs.items():
+            section = "llvm_offload_entries" if v1 else f"{kind}_offloading_entries"
+            defs = [f"-DENTRY_SECTION=\"{section}\"", f"-DPREFIX={kind}"]
+            if v1:
+                defs += ["-DLLVM20", f"-DKIND={kind_no}"]
+            exe = S.path(f"low-{name}-{kind}")
+            r = S.run(["gcc", "-O1"] + defs + ["-o", exe, os.path.join(HERE, "wrap_host_entries.c"),
+                                               os.path.join(HERE, "wrap_stub_runtime.c"), obj])
+            check(f"{kind} {name}: links", r.returncode == 0, r.stderr)
+            if r.returncode != 0:
+                continue
+            r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path(fatbin)})
+            outs[name] = r.stdout
+            want = expected(kind, v1)
+            check(f"{kind} {name}: every registration call is right", r.returncode == 0 and r.stdout == want,
+                  f"rc={r.returncode}\n--- got\n{r.stdout}{r.stderr}--- want\n{want}")
+        check(f"{kind}: llvm-offload-wrapper-22's object registers what LLVM 22's does",
+              outs.get("ours22") is not None and outs.get("ours22") == outs.get("llvm22"),
+              f"--- ours\n{outs.get('ours22')}--- LLVM 22\n{outs.get('llvm22')}")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""OpenMP wrapper objects from `offloadtool wrap` and the clang-offload-wrapper
-personality.
+"""OpenMP wrapper objects from `offloadtool wrap`, the clang-offload-wrapper
+personality and the llvm-offload-wrapper personality, for the suite's release
+(OT_LLVM_RELEASE: 19, and 22 in the second registration, wrap-openmp-22).
 
-1. Real runtime (x86-64): a program compiled by clang 19 with
+1. Real runtime (x86-64): a program compiled by clang 19 (22) with
    -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -c; its device image is
    extracted with clang-offload-packager and linked into a shared object as
    clang-linker-wrapper would; the program is linked with OUR wrapper object
-   and LLVM 19's libomptarget (GNU ld and lld) and its target regions must run
-   on the host device with the right result. Both schemes, several images with
-   --offload-arch, an input that already is an OffloadBinary, the personality.
+   and LLVM 19's (22's) libomptarget (GNU ld and lld) and its target regions must
+   run on the host device with the right result. Both schemes, several images with
+   --offload-arch, an input that already is an OffloadBinary, both personalities,
+   each with the release's default entry ABI. As 22, LLVM's own llvm-offload-wrapper
+   output compiled by clang-22 runs first (the reference flow). clang 22 needs
+   its omp.h from libomp-22-dev, unpacked by scripts/fetch-libomp22 (missing:
+   the suite fails); the library itself is libomp5-19's libomp.so.5.
+Parts 2 and 3 are release-independent (explicit --entries, LLVM 14 references)
+and run in the release-19 registration only; the 22 run says so.
 2. Stand-in runtime (x86-64, and AArch64/ppc64le under qemu):
    checks the descriptor, every image's bytes, the entry bounds and the
    __tgt_register_image_info records; without a definition of that weak
@@ -25,17 +32,26 @@ from harness import LLD as LLD19, LLVM14_WRAPPER as W14, LLVM_BIN as LLVM19, OT,
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 S = None  # the work folder, a harness.Folder
-CLANG = f"{LLVM19}/clang"
-LIBDIR = "/usr/lib/llvm-19/lib"
-RUN_ENV = {"LD_LIBRARY_PATH": LIBDIR, "OMP_TARGET_OFFLOAD": "MANDATORY"}
+R = harness.RELEASE
+CLANG = f"{LLVM19}/clang"  # LLVM19: the suite release's tools (22 in wrap-openmp-22)
+LIBDIR = f"/usr/lib/llvm-{R}/lib"  # libomptarget
+OMPLIB = "/usr/lib/llvm-19/lib"  # libomp.so: libomp5-19's, also 22's (scripts/fetch-libomp22)
+OMP22_INCLUDE = os.path.join(os.environ.get("OT_LIBOMP22_CACHE", os.path.expanduser("~/.cache/offloadtool/libomp22")),
+                             "root/usr/lib/llvm-22/lib/clang/22/include")
+CFLAGS = ["-isystem", OMP22_INCLUDE] if R == "22" else []
+PACKAGER = f"{LLVM19}/llvm-offload-binary" if R == "22" else f"{LLVM19}/clang-offload-packager"
+LIBS = [f"-L{LIBDIR}", f"-L{OMPLIB}", "-lomp", "-lomptarget", f"-Wl,-rpath,{LIBDIR}", f"-Wl,-rpath,{OMPLIB}"]
+RUN_ENV = {"LD_LIBRARY_PATH": f"{LIBDIR}:{OMPLIB}", "OMP_TARGET_OFFLOAD": "MANDATORY"}
 ARCHES = [
     ("x86_64-unknown-linux-gnu", "gcc", None, []),
     ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc", "qemu-aarch64", ["-static"]),
     ("powerpc64le-unknown-linux-gnu", "powerpc64le-linux-gnu-gcc", "qemu-ppc64le", ["-static"]),
 ]
-NEEDS = [CLANG, LLD19, f"{LIBDIR}/libomptarget.so", W14, llvm14("llc")] + [
-    f"{LLVM19}/{t}" for t in ("clang-offload-packager", "llvm-readelf", "llvm-objdump", "llvm-nm")] + [
-    t for _, cc, runner, _ in ARCHES for t in (cc, runner) if t]
+NEEDS = [CLANG, LLD19, PACKAGER, f"{LIBDIR}/libomptarget.so", f"{OMPLIB}/libomp.so", W14, llvm14("llc")] + [
+    f"{LLVM19}/{t}" for t in ("llvm-readelf", "llvm-objdump", "llvm-nm")] + [
+    t for _, cc, runner, _ in ARCHES for t in (cc, runner) if t] + (
+    [os.path.join(OMP22_INCLUDE, "omp.h"), f"{LLVM19}/llvm-offload-wrapper"] if R == "22" else [])
+RUN_OK = "sum=97920 initial_device=0\n"
 images = ["img0.bin", "img1.bin", "img2.bin"]
 archs = ["gfx906", "gfx90a:sramecc+:xnack-", "sm_70"]
 
@@ -60,23 +76,66 @@ def cases(root):
     LINKERS = harness.gcc_linkers(root)
 
     # ---------------------------------------------------------------------------
-    # 1. clang 19 + libomptarget 19
+    # 1. clang + libomptarget of the suite's release (19 or 22)
     # ---------------------------------------------------------------------------
     src = os.path.join(HERE, "wrap_openmp_target.c")
-    r = S.run([CLANG, "-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", src, "-o", "host.o"])
-    check("clang 19 compiles the OpenMP program", r.returncode == 0, r.stderr)
-    r = S.run([f"{LLVM19}/clang-offload-packager", "host.o", "--image=file=dev.o,triple=x86_64-pc-linux-gnu"])
-    check("clang-offload-packager extracts the device image", r.returncode == 0 and os.path.exists(S.path("dev.o")),
+    r = S.run([CLANG, "-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"] + CFLAGS +
+              ["-c", src, "-o", "host.o"])
+    check(f"clang {R} compiles the OpenMP program", r.returncode == 0, r.stderr)
+    r = S.run([PACKAGER, "host.o", "--image=file=dev.o,triple=x86_64-pc-linux-gnu"])
+    check("the packager extracts the device image", r.returncode == 0 and os.path.exists(S.path("dev.o")),
           r.stderr)
     # The device link clang-linker-wrapper runs for a host-offloading image.
     r = S.run([CLANG, "--target=x86_64-pc-linux-gnu", "-O2", "-Wl,--no-undefined", "dev.o", "-Wl,-Bsymbolic",
-               "-shared", "-lomp", "-lomptarget", f"-L{LIBDIR}", "-o", "dev.so"])
+               "-shared", "-o", "dev.so"] + LIBS)
     check("the device image links into a shared object", r.returncode == 0, r.stderr)
     write(S.path("other.img"), b"an image for another device: never loaded")
-    # The same device shared object as an OffloadBinary made by clang-offload-packager.
-    r = S.run([f"{LLVM19}/clang-offload-packager", "-o", "dev.bin",
+    # The same device shared object as an OffloadBinary made by the packager.
+    r = S.run([PACKAGER, "-o", "dev.bin",
                "--image=file=dev.so,triple=x86_64-pc-linux-gnu,arch=x86-64,kind=openmp"])
-    check("clang-offload-packager packs the device shared object", r.returncode == 0, r.stderr)
+    check("the packager packs the device shared object", r.returncode == 0, r.stderr)
+
+    def runs(name, obj, want=RUN_OK):
+        """Links host.o with the wrapper object `obj` and the release's libomptarget; runs it."""
+        exe = S.path(f"run-{name}")
+        r = S.run(["gcc", "host.o", obj, "-o", exe] + LIBS)
+        check(f"{name}: links with libomptarget {R}", r.returncode == 0, r.stderr)
+        if r.returncode == 0:
+            r = S.run([exe], env=RUN_ENV)
+            check(f"{name}: target regions run on the host device", r.returncode == 0 and r.stdout == want,
+                  f"rc={r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
+
+    if R == "22":
+        # The reference flow: LLVM 22's own llvm-offload-wrapper, compiled by clang-22.
+        for name, inp in (("llvm22-wrapper-offloadbinary", "dev.bin"), ("llvm22-wrapper-raw", "dev.so")):
+            r = S.run([f"{LLVM19}/llvm-offload-wrapper", "--kind=openmp", "--triple=x86_64-pc-linux-gnu",
+                       "-o", f"{name}.bc", inp])
+            r2 = S.run([CLANG, "-c", f"{name}.bc", "-o", f"{name}.o"])
+            check(f"{name}: LLVM 22's wrapper module compiles", r.returncode == 0 and r2.returncode == 0,
+                  r.stderr + r2.stderr)
+            runs(name, S.path(f"{name}.o"))
+
+    # The llvm-offload-wrapper personality: an OffloadBinary (image = its inner
+    # image) and the raw shared object (image = the whole input).
+    low = S.path("llvm-offload-wrapper")
+    os.symlink(OT, low)
+    for name, inp in (("llvm-offload-wrapper-offloadbinary", "dev.bin"), ("llvm-offload-wrapper-raw", "dev.so")):
+        r = S.run([low, "--kind=openmp", "--triple=x86_64-pc-linux-gnu", "-o", f"{name}.o", inp])
+        check(f"{name}: exits 0 silently", r.returncode == 0 and not r.stderr and not r.stdout, r.stderr)
+        runs(name, S.path(f"{name}.o"))
+    # Several inputs, one image each; the default triple is the host's.
+    r = S.run([low, "--kind=openmp", "-o", "low-multi.o", "other.img", "dev.bin"])
+    check("llvm-offload-wrapper: several inputs", r.returncode == 0 and not r.stderr, r.stderr)
+    runs("llvm-offload-wrapper-multi", S.path("low-multi.o"))
+    # -o x.bc: one note on stderr, the file is an object all the same.
+    r = S.run([low, "--kind=openmp", "-o", "low.bc", "dev.bin"])
+    check("llvm-offload-wrapper -o low.bc: one note line that it is an object",
+          r.returncode == 0 and r.stderr.count("\n") == 1 and "note:" in r.stderr and "object" in r.stderr, r.stderr)
+    runs("llvm-offload-wrapper-bc-name", S.path("low.bc"))
+    # -o - is a file named '-', as in LLVM 22.
+    r = S.run([low, "--kind=openmp", "-o", "-", "dev.bin"])
+    check("llvm-offload-wrapper -o -: a file named '-', nothing on stdout",
+          r.returncode == 0 and not r.stdout and read(S.path("-"))[:4] == b"\x7fELF", r.stderr)
 
     wraps = [
         ("llvm19", ["--scheme=llvm19", "dev.so"]),
@@ -100,14 +159,13 @@ def cases(root):
                   re.findall(r"\]\s+(\S+)", out) == ["gfx90a:xnack+", "x86-64"], out)
         for lname, lflags in LINKERS:
             exe = S.path(f"omp-{name}-{lname}")
-            r = S.run(["gcc"] + lflags + ["host.o", obj, "-o", exe, f"-L{LIBDIR}", "-lomp", "-lomptarget",
-                                          f"-Wl,-rpath,{LIBDIR}"])
-            check(f"{name}: links with {lname} and libomptarget 19", r.returncode == 0, r.stderr)
+            r = S.run(["gcc"] + lflags + ["host.o", obj, "-o", exe] + LIBS)
+            check(f"{name}: links with {lname} and libomptarget {R}", r.returncode == 0, r.stderr)
             if r.returncode != 0:
                 continue
             r = S.run([exe], env=RUN_ENV)
             check(f"{name} ({lname}): target regions run on the host device",
-                  r.returncode == 0 and r.stdout == "sum=97920 initial_device=0\n",
+                  r.returncode == 0 and r.stdout == RUN_OK,
                   f"rc={r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
 
     # The personality, installed under LLVM's name.
@@ -115,15 +173,15 @@ def cases(root):
     os.symlink(OT, link)
     r = S.run([link, "-target=x86_64-pc-linux-gnu", "-o", "pers.o", "--offload-arch=x86-64", "dev.so"])
     check("clang-offload-wrapper personality exits 0", r.returncode == 0 and not r.stderr, r.stderr)
-    r = S.run(["gcc", "host.o", "pers.o", "-o", "pers", f"-L{LIBDIR}", "-lomp", "-lomptarget",
-               f"-Wl,-rpath,{LIBDIR}"])
-    check("personality object links", r.returncode == 0, r.stderr)
-    r = S.run([S.path("pers")], env=RUN_ENV)
-    check("personality object: target regions run", r.stdout == "sum=97920 initial_device=0\n", r.stdout + r.stderr)
+    runs("clang-offload-wrapper personality", S.path("pers.o"))
     r = S.run([link, "--help"])
     check("personality --help says it writes an object, not bitcode",
           r.returncode == 0 and "writes a host object file" in r.stdout and "not LLVM bitcode" in r.stdout, r.stdout)
 
+    if R != "19":
+        print(f"parts 2 and 3 (stand-in runtimes, LLVM 14 symbols) are release-independent: "
+              f"run by the release-19 registration (wrap-openmp), not as {R}")
+        return
     # Same symbols as clang-offload-wrapper 14 + llc 14 for the same inputs.
     r1 = S.run([W14, "-target=x86_64-pc-linux-gnu", "-o", "ref14.bc", "other.img", "dev.so"])
     r2 = S.run([llvm14("llc"), "-filetype=obj", "-relocation-model=pic", "ref14.bc", "-o", "ref14.o"])
