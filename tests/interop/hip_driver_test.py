@@ -1,5 +1,11 @@
 #!/usr/bin/env python3
-"""The real clang 19 driver compiles HIP through offloadtool's clang-offload-bundler.
+"""The real clang driver (19, or 22 as hip-driver-22) compiles HIP through
+offloadtool's clang-offload-bundler.
+
+offloadtool gets no setting: OFFLOADTOOL_LLVM is removed from the driver's
+environment, so the release comes from the clang that runs it (its llvm-N
+folder and libLLVM; src/cli/release.h) -- clang 19 gets 19's bytes although
+the build's default is 22. One case sets OFFLOADTOOL_LLVM instead.
 
 clang++-19 is given `-B <dir>` where <dir>/clang-offload-bundler is a symlink,
 once to LLVM 19's bundler and once to offloadtool; every product must be the
@@ -26,6 +32,10 @@ from harness import CLANGXX as CLANG, LLVM_BIN, LLVM_BUNDLER, OT as OURS, outcom
 
 ARCHS = ['--offload-arch=gfx906', '--offload-arch=gfx90a', '--offload-arch=gfx1030']
 HIP = ['-x', 'hip'] + ARCHS + ['-nogpulib', '-nogpuinc']
+
+# How the driver spells a GPU's bundle entry for -fgpu-rdc and -type=a: clang 22
+# passes hip-amdgcn-amd-amdhsa-unknown-gfx906 (its bundler reads 3 fields otherwise).
+DEVICE_ID = 'hip-amdgcn-amd-amdhsa-unknown-' if harness.RELEASE == '22' else 'hip-amdgcn-amd-amdhsa-'
 
 PRELUDE = harness.HIP_PRELUDE
 KERNEL = PRELUDE + b'''
@@ -64,7 +74,10 @@ SOURCES = {'k.hip': KERNEL, 'a.hip': RDC_A, 'b.hip': RDC_B, 'stubs.c': STUBS}
 ROOT = None
 
 
-def build(bundler, commands, extra_files=None):
+NO_SETTING = {'OFFLOADTOOL_LLVM': None}
+
+
+def build(bundler, commands, extra_files=None, env=None):
     """Runs `commands` (lists of arguments; '{B}' is the -B directory) in a fresh
     working directory at a fixed path, with <B>/clang-offload-bundler -> bundler.
     Returns every file left in the directory, or raises with the failing step."""
@@ -80,7 +93,7 @@ def build(bundler, commands, extra_files=None):
     harness.populate(work, dict(SOURCES, **(extra_files or {})))
     for argv in commands:
         argv = [a.replace('{B}', bdir) for a in argv]
-        rc, out, err = run(argv, work)
+        rc, out, err = run(argv, work, env=env or NO_SETTING)
         if rc != 0:
             raise RuntimeError('%s failed (rc %d) with %s:\n%s' % (' '.join(argv), rc, bundler, err))
     files = harness.tree_files(work)
@@ -88,11 +101,11 @@ def build(bundler, commands, extra_files=None):
     return files
 
 
-def same_products(commands, products, extra_files=None):
+def same_products(commands, products, extra_files=None, env=None):
     """The named products of `commands` are byte-identical with both bundlers."""
     def fn():
-        lf = build(LLVM_BUNDLER, commands, extra_files)
-        of = build(OURS, commands, extra_files)
+        lf = build(LLVM_BUNDLER, commands, extra_files, env)
+        of = build(OURS, commands, extra_files, env)
         problems = []
         for p in products:
             if p not in lf:
@@ -145,8 +158,7 @@ def rdc_objects():
     of = build(OURS, cmds)
     problems = []
     # the IDs the driver gives -fgpu-rdc objects
-    targets = 'host-x86_64-pc-linux-gnu,hip-amdgcn-amd-amdhsa-gfx906,hip-amdgcn-amd-amdhsa-gfx90a,' \
-              'hip-amdgcn-amd-amdhsa-gfx1030'
+    targets = ','.join(['host-x86_64-pc-linux-gnu'] + [DEVICE_ID + a for a in ('gfx906', 'gfx90a', 'gfx1030')])
     for obj in ('a.o', 'b.o'):
         outs = {}
         for tag, files in (('llvm', lf), ('ours', of)):
@@ -220,8 +232,10 @@ def rdc_static_library():
                                                              'stubs.o', '-L.', '-lfoo', '-o', 'prog']
     dry_run = ['sh', '-c', ' '.join(shlex.quote(a) for a in link) + ' -### 2> driver.txt']
     # the command the driver runs for each GPU (reference 2.17), run by hand
-    by_hand = [['{B}/clang-offload-bundler', '-unbundle', '-type=a', '-input=./libfoo.a',
-                '-targets=hip-amdgcn-amd-amdhsa-' + arch, '-output=libbc-foo-amdgcn-%s.a' % arch,
+    # (by hand, no clang runs it: the release is given)
+    by_hand = [['env', 'OFFLOADTOOL_LLVM=' + harness.RELEASE, '{B}/clang-offload-bundler', '-unbundle', '-type=a',
+                '-input=./libfoo.a',
+                '-targets=' + DEVICE_ID + arch, '-output=libbc-foo-amdgcn-%s.a' % arch,
                 '-allow-missing-bundles', '-hip-openmp-compatible'] for arch in ('gfx906', 'gfx90a')]
     cmds = lib_cmds + [dry_run, link + ['-save-temps']] + by_hand
     lf = build(LLVM_BUNDLER, cmds)
@@ -230,7 +244,7 @@ def rdc_static_library():
     driver = of['driver.txt'].decode(errors='replace')
     for arch in ('gfx906', 'gfx90a'):
         if not re.search(r'clang-offload-bundler" "-unbundle" "-type=a" "-input=./libfoo.a" '
-                         r'"-targets=hip-amdgcn-amd-amdhsa-%s"' % arch, driver):
+                         r'"-targets=%s%s"' % (DEVICE_ID, arch), driver):
             problems.append('the driver runs no -type=a unbundling of libfoo.a for %s:\n%s' % (arch, driver))
     # Device products only: host objects are made by llvm-objcopy on one side
     # and natively on the other (same contents, other layout; see rdc_objects),
@@ -276,6 +290,9 @@ def cases(root):
               '-nogpulib', '-nogpuinc'] + B + ['-c', 'k.hip', '-o', 'k.o']], ['k.o'])),
         ('--offload-compress -c', same_products(
             [[CLANG] + HIP + B + ['--offload-compress', '-c', 'k.hip', '-o', 'k.o']], ['k.o'])),
+        ('--offload-compress -c with OFFLOADTOOL_LLVM=%s' % harness.RELEASE, same_products(
+            [[CLANG] + HIP + B + ['--offload-compress', '-c', 'k.hip', '-o', 'k.o']], ['k.o'],
+            env={'OFFLOADTOOL_LLVM': harness.RELEASE})),
         ('--offload-compress --offload-compression-level=9 -c', same_products(
             [[CLANG] + HIP + B + ['--offload-compress', '--offload-compression-level=9', '-c', 'k.hip', '-o', 'k.o']],
             ['k.o'])),
