@@ -34,7 +34,8 @@ import harness  # noqa: E402
 from harness import LLVM_BIN  # noqa: E402
 import hip_driver_test  # noqa: E402  (the HIP sources that need no ROCm)
 
-ALIASES = ['clang-offload-bundler', 'clang-offload-packager', 'llvm-offload-binary', 'clang-offload-wrapper']
+ALIASES = ['clang-offload-bundler', 'clang-offload-packager', 'llvm-offload-binary', 'clang-offload-wrapper',
+           'llvm-offload-wrapper']
 SIZE_BUDGET = 8_000_000  # bytes, stripped static x86_64 binary
 FILE_ARCH = {'x86_64': 'x86-64', 'aarch64': 'ARM aarch64'}
 # CLI suites run against the aarch64 binary under qemu (LLVM's reference tools
