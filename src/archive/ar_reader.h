@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/bytes.h"
+#include "target/llvm_release.h"
 
 namespace ot::archive {
 
@@ -44,7 +45,9 @@ std::vector<Member> read_members(Bytes archive, const std::string& file);
 class MemberReader {
  public:
   // `with_indexes`: next() also returns the symbol and long-name tables.
-  MemberReader(Bytes archive, std::string file, bool with_indexes = false);
+  // `llvm`: whose archive reader's texts the errors carry (Error::llvm_text).
+  MemberReader(Bytes archive, std::string file, bool with_indexes = false,
+               target::LlvmRelease llvm = target::LlvmRelease::Llvm19);
   // The next regular member, or nullopt at the end of the archive.
   std::optional<Member> next();
 
@@ -53,6 +56,7 @@ class MemberReader {
   std::string file_;
   std::uint64_t off_ = 0;
   bool with_indexes_ = false;
+  target::LlvmRelease llvm_;
   std::string_view names_;  // the GNU "//" member, once seen
   // LLVM 19's reader checks the headers up to the first regular member when it
   // opens an archive, and clang-offload-bundler stops quietly at a damaged one

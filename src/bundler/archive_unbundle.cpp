@@ -192,11 +192,12 @@ void scan_slice(const Config& config, const std::shared_ptr<InputFile>& in, cons
     in->release(dropped, members.back().offset + members.back().data.size() - dropped);
 }
 
-// Calls fn(member) for each member of the archive `in` in turn; pages of an
+// Calls fn(member) for each member of the archive `in` in turn (errors carry
+// the texts of `llvm`'s archive reader); pages of an
 // archive larger than kKeepMapped are let go of behind the walk.
 template <typename Fn>
-void for_each_member(const InputFile& in, Fn&& fn) {
-  archive::MemberReader reader(in.bytes(), in.path());
+void for_each_member(const InputFile& in, target::LlvmRelease llvm, Fn&& fn) {
+  archive::MemberReader reader(in.bytes(), in.path(), false, llvm);
   const bool keep_mapped = in.size() <= kKeepMapped;
   std::uint64_t dropped = 0;
   while (std::optional<archive::Member> m = reader.next()) {
@@ -211,7 +212,7 @@ void for_each_member(const InputFile& in, Fn&& fn) {
 void check_input_archive(const Config& config) {
   const std::string& path = config.inputs[0];
   auto in = open_first_input(config);
-  for_each_member(*in, [&](const archive::Member& m) {
+  for_each_member(*in, config.reading, [&](const archive::Member& m) {
     OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(path, m.name), /*decompress=*/false);
     std::set<std::string> ids;
     for (const BundleEntry& e : b.entries) ids.insert(e.id);
@@ -247,7 +248,7 @@ void unbundle_archive(const Config& config, const std::vector<BundleId>& targets
           add(std::move(slice));
         };
         try {
-          for_each_member(*in, [&](const archive::Member& m) {
+          for_each_member(*in, config.reading, [&](const archive::Member& m) {
             batch.push_back(m);
             if (batch.size() == kSliceMembers) publish();
           });
@@ -300,7 +301,7 @@ std::vector<ArchiveEntry> archive_entries(const Config& config) {
   const std::string& path = config.inputs[0];
   auto in = open_first_input(config);
   std::vector<ArchiveEntry> out;
-  for_each_member(*in, [&](const archive::Member& m) {
+  for_each_member(*in, config.reading, [&](const archive::Member& m) {
     OpenedBundle b = open_bundle(config, in, m.offset, m.data.size(), member_display(path, m.name));
     for (const BundleEntry& e : b.entries) out.push_back({m.name, e.id});
   });

@@ -312,7 +312,7 @@ CheckResult check_runtime(const TargetSpec& code, const TargetSpec& target, cons
   return r;
 }
 
-// ---- LLVM 19's bundler ----------------------------------------------------------
+// ---- LLVM's bundler (19's or 22's bundle-ID rules) -------------------------------
 
 // A bare target ID as a bundle entry ID with the other side's kind and triple
 // (or hip/openmp and the processor's usual triple).
@@ -322,17 +322,18 @@ std::string as_bundle_id(const TargetSpec& s, const TargetSpec& other) {
   return s.family == Family::Nvptx ? "openmp-nvptx64-nvidia-cuda--" + s.text : "hip-amdgcn-amd-amdhsa--" + s.text;
 }
 
-CheckResult check_bundler19(const TargetSpec& code, const TargetSpec& target, const CheckOptions& o) {
+CheckResult check_bundler(const TargetSpec& code, const TargetSpec& target, const CheckOptions& o) {
   CheckResult r;
-  target::BundleId c(as_bundle_id(code, target)), t(as_bundle_id(target, code));
+  const target::ReleaseTraits& llvm = target::traits(o.release);
+  target::BundleId c(as_bundle_id(code, target), llvm.bundle_ids), t(as_bundle_id(target, code), llvm.bundle_ids);
   r.compatible = target::is_code_object_compatible(c, t, o.hip_openmp_compatible);
   auto add = [&](std::string rule, bool ok, std::string detail) {
     r.steps.push_back({std::move(rule), ok ? "pass" : "fail", std::move(detail)});
     return ok;
   };
   r.steps.push_back({"ids", "pass",
-                     fmt::format("LLVM 19 reads the code object as '{}' (target ID '{}') and the target as '{}' (target ID '{}')",
-                                 c.str(), c.target_id(), t.str(), t.target_id())});
+                     fmt::format("LLVM {} reads the code object as '{}' (target ID '{}') and the target as '{}' (target ID '{}')",
+                                 llvm.major, c.str(), c.target_id(), t.str(), t.target_id())});
   if (c == t) {
     add("exact", true, "same kind, compatible triples, identical target IDs");
     return r;
@@ -350,12 +351,12 @@ CheckResult check_bundler19(const TargetSpec& code, const TargetSpec& target, co
   auto cp = target::parse_target_id(c.triple(), c.target_id(), &cf);
   if (!add("parse code object", cp.has_value(),
            cp ? fmt::format("processor '{}'", *cp)
-              : fmt::format("LLVM 19 cannot parse '{}' as a target ID for {}", c.target_id(), c.triple().str())))
+              : fmt::format("LLVM {} cannot parse '{}' as a target ID for {}", llvm.major, c.target_id(), c.triple().str())))
     return r;
   auto tpr = target::parse_target_id(t.triple(), t.target_id(), &tf);
   if (!add("parse target", tpr.has_value(),
            tpr ? fmt::format("processor '{}'", *tpr)
-               : fmt::format("LLVM 19 cannot parse '{}' as a target ID for {}", t.target_id(), t.triple().str())))
+               : fmt::format("LLVM {} cannot parse '{}' as a target ID for {}", llvm.major, t.target_id(), t.triple().str())))
     return r;
   if (!add("processor", *cp == *tpr, fmt::format("{} / {}", *cp, *tpr))) return r;
   if (!add("feature count", cf.size() <= tf.size(),
@@ -426,7 +427,7 @@ std::string CheckResult::reason() const {
 }
 
 CheckResult check(const TargetSpec& code, const TargetSpec& target, const CheckOptions& options) {
-  return options.rules == Rules::Bundler19 ? check_bundler19(code, target, options) : check_runtime(code, target, options);
+  return options.rules == Rules::Bundler ? check_bundler(code, target, options) : check_runtime(code, target, options);
 }
 
 }  // namespace ot::compat

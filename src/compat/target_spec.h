@@ -1,7 +1,7 @@
 // Target specs as the compat applet reads them: a bundle entry ID
 // (<kind>-<triple>[-<target id>]) or a bare target ID (<processor>(:<feature>±)*),
 // parsed with the full processor knowledge of target/processors.h, put in
-// canonical form, and compared under the runtimes' rules or LLVM 19's bundler's.
+// canonical form, and compared under the runtimes' rules or LLVM 19's or 22's bundler's.
 #pragma once
 
 #include <map>
@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "target/llvm_release.h"
 
 namespace ot::formats {
 struct OffloadEntry;
@@ -52,12 +54,13 @@ std::string offload_bundle_id(const formats::OffloadEntry& e);
 
 enum class Rules {
   Runtime,   // what the HIP/OpenMP runtimes accept: generic targets, CUDA's sm rules
-  Bundler19  // exactly LLVM 19's clang-offload-bundler (isCodeObjectCompatible)
+  Bundler    // exactly the clang-offload-bundler of CheckOptions::release (isCodeObjectCompatible)
 };
 
 struct CheckOptions {
   Rules rules = Rules::Runtime;
   bool hip_openmp_compatible = false;  // the bundler's -hip-openmp-compatible
+  target::LlvmRelease release = target::LlvmRelease::Llvm19;  // whose bundler, for Rules::Bundler
 };
 
 struct Step {

@@ -85,11 +85,18 @@ std::string describe(const compat::TargetSpec& s) {
   return out;
 }
 
-compat::CheckOptions check_options(bool bundler, bool hip_openmp) {
+// --bundler: the rules of the clang-offload-bundler of the release impersonated.
+compat::CheckOptions check_options(bool bundler, bool hip_openmp, target::LlvmRelease release) {
   compat::CheckOptions o;
-  o.rules = bundler ? compat::Rules::Bundler19 : compat::Rules::Runtime;
+  o.rules = bundler ? compat::Rules::Bundler : compat::Rules::Runtime;
   o.hip_openmp_compatible = hip_openmp;
+  o.release = release;
   return o;
+}
+
+// "bundler19", "bundler22" or "runtime" (the JSON's "rules").
+std::string rules_name(const compat::CheckOptions& o) {
+  return o.rules == compat::Rules::Bundler ? fmt::format("bundler{}", target::traits(o.release).major) : "runtime";
 }
 
 // The code object argument: an ID, or else a file holding an AMDGPU code object
@@ -115,7 +122,7 @@ int do_check(const std::string& code_text, const std::string& target_text, bool 
   std::string source;
   compat::TargetSpec code = code_spec(code_text, source), target = compat::parse_spec(target_text);
   compat::CheckResult r = compat::check(code, target, o);
-  const char* rules = o.rules == compat::Rules::Bundler19 ? "bundler19" : "runtime";
+  const std::string rules = rules_name(o);
   if (as_json) {
     std::string steps;
     for (const compat::Step& s : r.steps)
@@ -130,8 +137,9 @@ int do_check(const std::string& code_text, const std::string& target_text, bool 
     std::string out = source.empty() ? "" : fmt::format("source:      {}\n", source);
     out += fmt::format("code object: {} ({})\ntarget:      {} ({})\nrules:       {}\n", code.text,
                                   describe(code), target.text, describe(target),
-                                  o.rules == compat::Rules::Bundler19 ? "LLVM 19's clang-offload-bundler"
-                                                                      : "the HIP and OpenMP runtimes");
+                                  o.rules == compat::Rules::Bundler
+                                      ? fmt::format("LLVM {}'s clang-offload-bundler", target::traits(o.release).major)
+                                      : std::string("the HIP and OpenMP runtimes"));
     for (const compat::Step& s : r.steps) out += fmt::format("  {:<18}{:<6}{}\n", s.rule, s.verdict, s.detail);
     out += r.compatible ? "compatible\n" : "not compatible\n";
     print(out);
@@ -187,7 +195,7 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
     }
     print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"select\",\n  \"file\": {},\n  \"rules\": {},\n"
                       "  \"target\": {},\n  \"selected\": {},\n  \"entries\": [{}\n  ],\n  \"hint\": {}\n}}\n",
-                      js(kSchema), js(path), js(o.rules == compat::Rules::Bundler19 ? "bundler19" : "runtime"),
+                      js(kSchema), js(path), js(rules_name(o)),
                       spec_json(target), s.chosen ? std::to_string(*s.chosen) : "null", entries, js_or_null(s.hint)));
   } else {
     std::string out;
@@ -310,7 +318,8 @@ cli::AppletBody define_compat(CLI::App& app) {
   // check and select apply the same rules, chosen by the same flags
   auto add_rule_flags = [&](CLI::App* sub) {
     sub->add_flag("--bundler", o->bundler,
-                  "LLVM 19 clang-offload-bundler's rules (no generic targets, no CUDA sm rules)");
+                  "the clang-offload-bundler's rules of the LLVM release impersonated (19 or 22; no generic\n"
+                  "targets, no CUDA sm rules)");
     sub->add_flag("--hip-openmp-compatible", o->hip_openmp, "let hip/hipv4 and openmp entries match each other");
     sub->add_flag("--json", o->as_json, json_help);
   };
@@ -346,10 +355,10 @@ cli::AppletBody define_compat(CLI::App& app) {
   // The subcommands belong to `app`, which outlives the body (cli/run.cpp).
   return [o, check, canonical, select, verify](const cli::Invocation& inv) {
     if (check->parsed())
-      return do_check(o->code_text, o->target_text, o->explain, o->as_json, check_options(o->bundler, o->hip_openmp));
+      return do_check(o->code_text, o->target_text, o->explain, o->as_json, check_options(o->bundler, o->hip_openmp, inv.release));
     if (canonical->parsed()) return do_canonical(o->ids, o->as_json, inv.prog);
     if (select->parsed())
-      return do_select(o->file, o->target_text, o->as_json, check_options(o->bundler, o->hip_openmp));
+      return do_select(o->file, o->target_text, o->as_json, check_options(o->bundler, o->hip_openmp, inv.release));
     if (verify->parsed()) return do_verify(o->files, o->as_json);
     return do_detect(o->sysfs, o->xnack, o->as_json, inv.prog);
   };

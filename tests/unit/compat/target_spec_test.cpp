@@ -206,14 +206,32 @@ TEST_CASE("explanation trace: each rule and its verdict") {
 TEST_CASE("bundler rules are LLVM 19's isCodeObjectCompatible") {
   using ot::compat::Rules;
   // LLVM 19 reads "...--gfx9-generic" with target ID "generic": nothing but an exact match.
-  CHECK_FALSE(compatible("hip-amdgcn-amd-amdhsa--gfx9-generic", "hip-amdgcn-amd-amdhsa--gfx906", Rules::Bundler19));
-  CHECK(compatible("hip-amdgcn-amd-amdhsa--gfx9-generic", "hip-amdgcn-amd-amdhsa--gfx9-generic", Rules::Bundler19));
-  CHECK(compatible("gfx906", "gfx906:xnack+", Rules::Bundler19));
-  CHECK_FALSE(compatible("gfx906:xnack+", "gfx906", Rules::Bundler19));
-  CHECK_FALSE(compatible("sm_80", "sm_86", Rules::Bundler19));  // plain string comparison
+  CHECK_FALSE(compatible("hip-amdgcn-amd-amdhsa--gfx9-generic", "hip-amdgcn-amd-amdhsa--gfx906", Rules::Bundler));
+  CHECK(compatible("hip-amdgcn-amd-amdhsa--gfx9-generic", "hip-amdgcn-amd-amdhsa--gfx9-generic", Rules::Bundler));
+  CHECK(compatible("gfx906", "gfx906:xnack+", Rules::Bundler));
+  CHECK_FALSE(compatible("gfx906:xnack+", "gfx906", Rules::Bundler));
+  CHECK_FALSE(compatible("sm_80", "sm_86", Rules::Bundler));  // plain string comparison
   auto r = check(parse_spec("hip-amdgcn-amd-amdhsa--gfx9-generic"), parse_spec("hip-amdgcn-amd-amdhsa--gfx906"),
-                 {Rules::Bundler19, false});
+                 {Rules::Bundler, false});
   CHECK(r.reason() == "LLVM 19 cannot parse 'generic' as a target ID for amdgcn-amd-amdhsa--gfx9");
+}
+
+TEST_CASE("bundler rules of LLVM 22: its bundle-ID parsing, the same compatibility rules") {
+  using ot::compat::Rules;
+  const ot::compat::CheckOptions b22{Rules::Bundler, false, ot::target::LlvmRelease::Llvm22};
+  auto check22 = [&](std::string_view code, std::string_view target) {
+    return check(parse_spec(code), parse_spec(target), b22);
+  };
+  // 22 reads "...--gfx9-generic" whole: an exact match only, as 19 (but it can parse it).
+  CHECK(check22("hip-amdgcn-amd-amdhsa--gfx9-generic", "hip-amdgcn-amd-amdhsa--gfx9-generic").compatible);
+  CHECK_FALSE(check22("hip-amdgcn-amd-amdhsa--gfx9-generic", "hip-amdgcn-amd-amdhsa--gfx906").compatible);
+  // A 3-field ID loses its processor in 22 (it is the environment): nothing matches it; 19 reads gfx906.
+  CHECK_FALSE(check22("hip-amdgcn-amd-amdhsa-gfx906", "hip-amdgcn-amd-amdhsa--gfx906").compatible);
+  CHECK(compatible("hip-amdgcn-amd-amdhsa-gfx906", "hip-amdgcn-amd-amdhsa--gfx906", Rules::Bundler));
+  // clang 22's spelling with an environment matches 19's and 22's written IDs.
+  CHECK(check22("hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa-unknown-gfx906:xnack+").compatible);
+  CHECK(check22("gfx906", "gfx906:xnack+").compatible);
+  CHECK(check22("gfx906", "gfx906").steps[0].detail.starts_with("LLVM 22 reads the code object as "));
 }
 
 TEST_CASE("ISA names as comgr and the HIP runtime write them stand for their target ID") {
