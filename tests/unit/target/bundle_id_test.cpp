@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <string>
+
 #include "target/bundle_id.h"
 #include "target/target_id.h"
 
@@ -81,4 +84,54 @@ TEST_CASE("conflicting target IDs (reference 2.6)") {
   CHECK(conflicting_target_ids({"gfx906:sramecc+", "gfx906:xnack+"}));
   CHECK_FALSE(conflicting_target_ids({"gfx906:sramecc+:xnack+", "gfx906:xnack-"}));
   CHECK_FALSE(conflicting_target_ids({"gfx900", "gfx906:xnack+"}));
+}
+
+// tests/data/reference/llvm22-bundle-ids.tsv: what LLVM 19 and 22 write for each
+// -targets entry (or their error), observed; both parsers against both columns.
+TEST_CASE("bundle IDs standardise as LLVM 19 and LLVM 22 do (observed table)") {
+  std::ifstream in(std::string(OT_TEST_DATA) + "/reference/llvm22-bundle-ids.tsv");
+  REQUIRE(in);
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+    REQUIRE(t2 != std::string::npos);
+    const std::string given = line.substr(0, t1), by19 = line.substr(t1 + 1, t2 - t1 - 1), by22 = line.substr(t2 + 1);
+    CAPTURE(given);
+    ++rows;
+    BundleId id19(given), id22(given, ot::target::BundleIdRules::FivePieces);
+    if (by19.starts_with("ERR: "))
+      CHECK_FALSE(id19.is_valid());
+    else
+      CHECK(id19.str() == by19);
+    if (by22.starts_with("ERR: Targets need to follow the format"))
+      CHECK_FALSE(id22.has_five_pieces());
+    else if (by22.starts_with("ERR: "))
+      CHECK((id22.has_five_pieces() && !id22.is_valid()));
+    else
+      CHECK((id22.has_five_pieces() && id22.is_valid() && id22.str() == by22));
+  }
+  CHECK(rows > 100);
+}
+
+TEST_CASE("what LLVM 22 would lose: a processor in the environment's place, an arch name it does not know") {
+  using ot::target::lossy_under_five_pieces;
+  auto l = lossy_under_five_pieces("hip-amdgcn-amd-amdhsa-gfx906:xnack+");
+  REQUIRE(l);
+  CHECK(l->would_write == "hip-amdgcn-amd-amdhsa--");
+  CHECK(l->lost == "gfx906:xnack+");
+  CHECK(l->use_instead == "hip-amdgcn-amd-amdhsa--gfx906:xnack+");
+  l = lossy_under_five_pieces("openmp-nvptx64-nvidia-cuda-sm_80");
+  REQUIRE(l);
+  CHECK(l->use_instead == "openmp-nvptx64-nvidia-cuda-unknown-sm_80");
+  l = lossy_under_five_pieces("hip-amdgcn-amd-amdhsa--gfx940");  // 22 dropped gfx940
+  REQUIRE(l);
+  CHECK(l->use_instead.empty());
+  for (const char* kept : {"hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa-unknown-gfx90a:xnack-",
+                           "openmp-x86_64-pc-linux-gnu", "openmp-x86_64-pc-linux-gnu-", "openmp-x86_64-pc-linux-gnu--",
+                           "hip-amdgcn-amd-amdhsa--gfx9-generic", "host-x86_64-unknown-linux-gnu",
+                           "openmp-nvptx64-nvidia-cuda--sm_100a", "openmp-x86_64"}) {
+    CAPTURE(kept);
+    CHECK_FALSE(lossy_under_five_pieces(kept));
+  }
 }
