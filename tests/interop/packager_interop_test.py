@@ -1,20 +1,31 @@
 #!/usr/bin/env python3
-"""offloadtool as clang 19's clang-offload-packager.
+"""offloadtool as the packager the suite's clang runs: clang 19's
+clang-offload-packager, and as packager-interop-22 (OT_LLVM_RELEASE=22) clang
+22's llvm-offload-binary.
 
-1. clang-19 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu, with -B pointing at
-   a folder that holds a clang-offload-packager symlink to offloadtool (-###
-   shows clang really runs it): the object's .llvm.offloading section equals
-   the one built with LLVM's packager; the real clang-linker-wrapper links the
-   program and its target regions run on libomptarget's host (x86_64) device
-   with the right results (OMP_TARGET_OFFLOAD=MANDATORY).
-2. The same section identity for --offload-arch=gfx906,gfx90a -nogpulib and
-   --offload-arch=sm_80 -nogpulib (compile only).
+offloadtool gets no setting: OFFLOADTOOL_LLVM is removed from the driver's
+environment, so the release comes from the clang that runs it. Each object is
+built twice, with `-B <dir>` where <dir>/<packager> is a symlink once to
+LLVM's packager and once to offloadtool; the -B folder and the working folder
+have the same paths in both runs (the symlink is re-pointed, the object renamed
+afterwards), as tests/interop/hip_driver_test.py does for HIP.
+
+1. clang -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -c (-### shows clang
+   really runs the packager in <dir>): the objects are byte-identical; the real
+   clang-linker-wrapper of the release links the program and its target
+   regions run on libomptarget's host (x86_64) device with the right results
+   (OMP_TARGET_OFFLOAD=MANDATORY).
+2. The same identity for --offload-arch=gfx906,gfx90a -nogpulib and
+   --offload-arch=sm_80 -nogpulib, and for HIP with --offload-new-driver
+   -fgpu-rdc (compile only; the kind=hip number differs between 19 and 22).
 3. llvm-objdump --offloading reads our objects; each tool extracts from the
    other's objects the same images; llvm-ar accepts our --archive outputs
    (and llvm-nm lists the same archive map).
 
+clang 22 takes its omp.h from scripts/fetch-libomp22 (harness.OMP22_INCLUDE);
+libomp.so is libomp5-19's for both releases.
 Environment: OFFLOADTOOL = the offloadtool binary. Prints "N passed, M failed";
-exits 1 on failure, and when clang 19, its tools or libomptarget 19 are missing.
+exits 1 on failure, and when clang, its tools or libomptarget are missing.
 """
 
 import os
@@ -22,9 +33,18 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import harness  # noqa: E402
-from harness import CLANG, LLVM_BIN as LLVM, LLVM_PACKAGER, OT, check, read  # noqa: E402
+from harness import CLANG, LLVM_BIN as LLVM, OT, check, read  # noqa: E402
 
-LIBDIR = '/usr/lib/llvm-19/lib'
+R = harness.RELEASE
+# The name the release's clang looks the packager up by.
+PACKAGER_NAME = 'llvm-offload-binary' if R == '22' else 'clang-offload-packager'
+LLVM_PACKAGER = harness.llvm(PACKAGER_NAME)
+LIBDIR = f'/usr/lib/llvm-{R}/lib'  # libomptarget
+OMPLIB = '/usr/lib/llvm-19/lib'  # libomp.so
+CFLAGS = ['-isystem', harness.OMP22_INCLUDE] if R == '22' else []
+LIBS = [f'-L{LIBDIR}', f'-L{OMPLIB}', f'-Wl,-rpath,{LIBDIR}', f'-Wl,-rpath,{OMPLIB}']
+RUN_ENV = {'LD_LIBRARY_PATH': f'{LIBDIR}:{OMPLIB}', 'OMP_TARGET_OFFLOAD': 'MANDATORY'}
+NO_SETTING = {'OFFLOADTOOL_LLVM': None}
 
 SOURCE = r'''
 #include <omp.h>
@@ -45,10 +65,18 @@ int main(void) {
 }
 '''
 EXPECTED = 'sum=665667000 on_device=1'
+# HIP through the new offload driver: clang packs the device bitcode with
+# kind=hip, which is 3 in 19's OffloadBinary and 4 in 22's, so here the object
+# is LLVM's only when offloadtool took the release from the clang running it.
+HIP_SOURCE = harness.HIP_PRELUDE + b'''
+__global__ void scale(int *x, int n) { if (n) x[0] *= 2; }
+__device__ int dev_v;
+'''
 
 
-NEEDS = [CLANG, LLVM_PACKAGER, LIBDIR + '/libomptarget.so'] + [LLVM + '/' + t for t in (
-    'llvm-objcopy', 'llvm-objdump', 'llvm-ar', 'llvm-nm')]
+NEEDS = [CLANG, LLVM_PACKAGER, LIBDIR + '/libomptarget.so', OMPLIB + '/libomp.so'] + [LLVM + '/' + t for t in (
+    'llvm-objcopy', 'llvm-objdump', 'llvm-ar', 'llvm-nm')] + (
+    [os.path.join(harness.OMP22_INCLUDE, 'omp.h')] if R == '22' else [])
 
 
 def section(s, obj, name='.llvm.offloading'):
@@ -60,36 +88,50 @@ def section(s, obj, name='.llvm.offloading'):
 
 
 def main():
-    return harness.run_suite('packager-interop', cases, needs=NEEDS)
+    return harness.run_suite('packager-interop' + ('-22' if R == '22' else ''), cases, needs=NEEDS)
 
 
 def cases(root):
     s = harness.Folder(path=root, text=True)
     bindir = s.path('bin')
     os.makedirs(bindir)
-    ours = os.path.join(bindir, 'clang-offload-packager')
-    os.symlink(OT, ours)
+    ours = os.path.join(bindir, PACKAGER_NAME)
     s.put('prog.c', SOURCE)
 
-    configs = [
-        ('x86_64', ['-fopenmp-targets=x86_64-pc-linux-gnu'], True),
-        ('amdgpu', ['--offload-arch=gfx906,gfx90a', '-nogpulib'], False),
-        ('nvptx', ['--offload-arch=sm_80', '-nogpulib'], False),
+    def point_packager_at(tool):
+        if os.path.lexists(ours):
+            os.unlink(ours)
+        os.symlink(tool, ours)
+
+    s.put('k.hip', HIP_SOURCE)
+
+    configs = [  # name, clang's flags, source, offload kind, whether to link and run
+        ('x86_64', ['-fopenmp', '-fopenmp-targets=x86_64-pc-linux-gnu'] + CFLAGS, 'prog.c', 'openmp', True),
+        ('amdgpu', ['-fopenmp', '--offload-arch=gfx906,gfx90a', '-nogpulib'] + CFLAGS, 'prog.c', 'openmp', False),
+        ('nvptx', ['-fopenmp', '--offload-arch=sm_80', '-nogpulib'] + CFLAGS, 'prog.c', 'openmp', False),
+        ('hip-rdc', ['-x', 'hip', '--offload-new-driver', '-fgpu-rdc', '--offload-arch=gfx906',
+                     '--offload-arch=gfx90a', '-nogpulib', '-nogpuinc'], 'k.hip', 'hip', False),
     ]
     objects = {}
-    for name, flags, link in configs:
-        base = [CLANG, '-O2', '-fopenmp'] + flags + ['-c', 'prog.c']
-        r = s.run(base + ['-B', bindir, '-o', name + '-ours.o', '-###'])
-        check(name + ': clang -### runs our clang-offload-packager',
-              r.returncode == 0 and ('"%s"' % ours) in r.stderr and LLVM + '/clang-offload-packager' not in r.stderr,
-              r.stderr)
-        r_ours = s.run(base + ['-B', bindir, '-o', name + '-ours.o'])
-        r_llvm = s.run(base + ['-o', name + '-llvm.o'])
-        if r_llvm.returncode != 0:
-            check(name + ': clang builds with LLVM\'s packager', False, r_llvm.stderr)
+    for name, flags, source, kind, link in configs:
+        # The same command, -B folder and working folder for both packagers.
+        base = [CLANG, '-O2'] + flags + ['-B', bindir, '-c', source, '-o', name + '.o']
+        point_packager_at(OT)
+        r = s.run(base + ['-###'], env=NO_SETTING)
+        check(name + ': clang -### runs the %s in -B' % PACKAGER_NAME,
+              r.returncode == 0 and ('"%s"' % ours) in r.stderr and LLVM_PACKAGER not in r.stderr, r.stderr)
+        built = {}
+        for tag, tool in (('llvm', LLVM_PACKAGER), ('ours', OT)):
+            point_packager_at(tool)
+            r = s.run(base, env=NO_SETTING)
+            built[tag] = r
+            if r.returncode == 0:
+                os.rename(s.path(name + '.o'), s.path('%s-%s.o' % (name, tag)))
+        if built['llvm'].returncode != 0:
+            check(name + ': clang builds with LLVM\'s packager', False, built['llvm'].stderr)
             continue
-        check(name + ': clang builds with offloadtool', r_ours.returncode == 0, r_ours.stderr)
-        if r_ours.returncode != 0:
+        check(name + ': clang builds with offloadtool', built['ours'].returncode == 0, built['ours'].stderr)
+        if built['ours'].returncode != 0:
             continue
         a, b = section(s, s.path(name + '-ours.o')), section(s, s.path(name + '-llvm.o'))
         check(name + ': .llvm.offloading is byte-identical to LLVM\'s', a is not None and a == b,
@@ -103,12 +145,14 @@ def cases(root):
         check(name + ': llvm-objdump --offloading agrees', r1.returncode == 0 and
               r1.stdout.replace('-ours.o', '') == r2.stdout.replace('-llvm.o', ''), r1.stdout + r1.stderr)
 
-        # Each tool extracts the same images from the object.
+        # Each tool extracts the same images from the object (run directly,
+        # offloadtool as the suite's release through OFFLOADTOOL_LLVM).
+        point_packager_at(OT)
         for tool, tag in ((ours, 'ours'), (LLVM_PACKAGER, 'llvm')):
             d = s.path('x-%s-%s' % (name, tag))
             os.makedirs(d)
-            r = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=kind=openmp'], cwd=d)
-            r2 = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=file=all.a,kind=openmp', '--archive'],
+            r = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=kind=' + kind], cwd=d)
+            r2 = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=file=all.a,kind=' + kind, '--archive'],
                        cwd=d)
             check('%s: %s extracts' % (name, tag), r.returncode == r2.returncode == 0 and not r.stderr + r2.stderr,
                   r.stderr + r2.stderr)
@@ -123,21 +167,21 @@ def cases(root):
 
         if not link:
             continue
-        r = s.run([CLANG, '-fopenmp'] + flags + [name + '-ours.o', '-o', name + '-prog', '-L' + LIBDIR,
-                                                 '-Wl,-rpath,' + LIBDIR])
-        check(name + ': clang-linker-wrapper links our object', r.returncode == 0, r.stderr)
+        r = s.run([CLANG] + flags + [name + '-ours.o', '-o', name + '-prog'] + LIBS)
+        check(name + ': clang-linker-wrapper %s links our object' % R, r.returncode == 0, r.stderr)
         if r.returncode == 0:
-            r = s.run([s.path(name + '-prog')], env={'LD_LIBRARY_PATH': LIBDIR, 'OMP_TARGET_OFFLOAD': 'MANDATORY'})
+            r = s.run([s.path(name + '-prog')], env=RUN_ENV)
             check(name + ': the target regions run on the host device', r.returncode == 0 and
                   r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
 
-    # A program whose host object holds the images of two toolchains runs the same way.
+    # Compiling and linking in one clang call goes through our packager too.
     if 'x86_64' in objects:
-        r = s.run([CLANG, '-O2', '-fopenmp', '-fopenmp-targets=x86_64-pc-linux-gnu', '-B', bindir, 'prog.c',
-                   '-o', 'direct', '-L' + LIBDIR, '-Wl,-rpath,' + LIBDIR])
+        point_packager_at(OT)
+        r = s.run([CLANG, '-O2', '-fopenmp', '-fopenmp-targets=x86_64-pc-linux-gnu'] + CFLAGS + ['-B', bindir, 'prog.c',
+                  '-o', 'direct'] + LIBS, env=NO_SETTING)
         check('compile and link in one clang call with -B', r.returncode == 0, r.stderr)
         if r.returncode == 0:
-            r = s.run([s.path('direct')], env={'LD_LIBRARY_PATH': LIBDIR, 'OMP_TARGET_OFFLOAD': 'MANDATORY'})
+            r = s.run([s.path('direct')], env=RUN_ENV)
             check('that program runs on the host device', r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
 
 

@@ -7,7 +7,10 @@ qemu-user (needed: missing, the suite fails), for AArch64 and ppc64le under qemu
 The llvm-offload-wrapper personality (as llvm-offload-wrapper-22) against LLVM
 22's own llvm-offload-wrapper compiled by clang-22: the same program prints the
 same registrations with either object; as llvm-offload-wrapper-19 it registers
-19's entries."""
+19's entries. Both again around a host object clang 22 compiled from
+wrap_clang_kernels.cu as CUDA and as HIP (kernels, device, constant and
+managed variables, a surface and a texture; wrap_clang_host.c names what each
+entry must point at): the two programs print exactly the same."""
 import os
 import sys
 
@@ -48,6 +51,37 @@ def expected(kind, llvm20):
     lines.append("RegisterFunction h=ok name=kernel_b addr=ok same_name=yes limit=-1 nulls=ok")
     if cuda:
         lines.append("RegisterFatBinaryEnd h=ok")
+    lines += ["main", "UnregisterFatBinary h=ok"]
+    return "\n".join(lines) + "\n"
+
+
+# clang 22 compiles the host side of CUDA and HIP without a CUDA or ROCm
+# installation (the CUDA path named so that /usr/local/cuda is never found).
+CLANG_HOST = {
+    "cuda": ["-x", "cuda", "--offload-new-driver", "-fgpu-rdc", "--cuda-host-only", "-nocudainc", "-nocudalib",
+             "--cuda-path=/nonexistent"],
+    "hip": ["-x", "hip", "--offload-new-driver", "-fgpu-rdc", "--cuda-host-only", "-nogpuinc", "-nogpulib"],
+}
+
+
+def expected_clang(kind):
+    """What the stand-in runtime prints for wrap_clang_kernels.cu: in the order
+    of clang's entries, kernels, then variables; the managed variable only for
+    HIP (clang ignores the attribute in CUDA); surfaces and textures only for
+    HIP (LLVM 22's CUDA module does not register them)."""
+    cuda = kind == "cuda"
+    magic = "0x466243b1" if cuda else "0x48495046"
+    lines = [f"RegisterFatBinary magic={magic} version=1 bytes=ok reserved=null aligned8=yes",
+             "RegisterFunction h=ok name=_Z8kernel_aPii addr=ok same_name=yes limit=-1 nulls=ok",
+             "RegisterFunction h=ok name=kernel_b addr=ok same_name=yes limit=-1 nulls=ok",
+             "RegisterVar h=ok name=var_x addr=ok same_name=yes extern=0 size=16 constant=0 global=0",
+             "RegisterVar h=ok name=const_y addr=ok same_name=yes extern=0 size=4 constant=1 global=0"]
+    if cuda:
+        lines.append("RegisterFatBinaryEnd h=ok")
+    else:
+        lines += ["RegisterManagedVar h=ok name=managed_m addr=ok aux=ok size=4 align=4",
+                  "RegisterSurface h=ok name=surf_s addr=ok same_name=yes type=2 extern=0",
+                  "RegisterTexture h=ok name=tex_t addr=ok same_name=yes type=2 normalized=1 extern=0"]
     lines += ["main", "UnregisterFatBinary h=ok"]
     return "\n".join(lines) + "\n"
 
@@ -183,6 +217,35 @@ def cases(root):
         check(f"{kind}: llvm-offload-wrapper-22's object registers what LLVM 22's does",
               outs.get("ours22") is not None and outs.get("ours22") == outs.get("llvm22"),
               f"--- ours\n{outs.get('ours22')}--- LLVM 22\n{outs.get('llvm22')}")
+
+        # The same two wrapper objects around a host object clang 22 compiled
+        # itself (its entries, names and stubs, not hand-written ones).
+        host = S.path(f"clang22-{kind}-host.o")
+        r = S.run([f"{LLVM22}/clang"] + CLANG_HOST[kind] + ["-c", os.path.join(HERE, "wrap_clang_kernels.cu"),
+                                                             "-o", host])
+        check(f"{kind}: clang 22 compiles the host side of wrap_clang_kernels.cu", r.returncode == 0, r.stderr)
+        if r.returncode != 0:
+            continue
+        for lname, lflags in linkers:
+            clang_outs = {}
+            for name in ("llvm22", "ours22"):
+                exe = S.path(f"clang22-{kind}-{name}-{lname}")
+                r = S.run(["gcc", "-O1", f"-DPREFIX={kind}"] + (["-DHIP"] if kind == "hip" else []) + lflags +
+                          ["-o", exe, host, os.path.join(HERE, "wrap_clang_host.c"),
+                           os.path.join(HERE, "wrap_stub_runtime.c"), objs[name][0]])
+                check(f"{kind} {name}: links with clang 22's host object ({lname})", r.returncode == 0, r.stderr)
+                if r.returncode != 0:
+                    continue
+                r = S.run([exe], env={"WRAP_EXPECT_FATBIN": S.path(fatbin)})
+                clang_outs[name] = r.stdout
+                want = expected_clang(kind)
+                check(f"{kind} {name} ({lname}): registers clang 22's kernels and variables",
+                      r.returncode == 0 and r.stdout == want,
+                      f"rc={r.returncode}\n--- got\n{r.stdout}{r.stderr}--- want\n{want}")
+            check(f"{kind} ({lname}): with clang 22's host object, llvm-offload-wrapper-22's program prints what "
+                  "LLVM 22's does",
+                  clang_outs.get("ours22") is not None and clang_outs.get("ours22") == clang_outs.get("llvm22"),
+                  f"--- ours\n{clang_outs.get('ours22')}--- LLVM 22\n{clang_outs.get('llvm22')}")
 
 
 if __name__ == "__main__":

@@ -36,8 +36,7 @@ R = harness.RELEASE
 CLANG = f"{LLVM19}/clang"  # LLVM19: the suite release's tools (22 in wrap-openmp-22)
 LIBDIR = f"/usr/lib/llvm-{R}/lib"  # libomptarget
 OMPLIB = "/usr/lib/llvm-19/lib"  # libomp.so: libomp5-19's, also 22's (scripts/fetch-libomp22)
-OMP22_INCLUDE = os.path.join(os.environ.get("OT_LIBOMP22_CACHE", os.path.expanduser("~/.cache/offloadtool/libomp22")),
-                             "root/usr/lib/llvm-22/lib/clang/22/include")
+OMP22_INCLUDE = harness.OMP22_INCLUDE
 CFLAGS = ["-isystem", OMP22_INCLUDE] if R == "22" else []
 PACKAGER = f"{LLVM19}/llvm-offload-binary" if R == "22" else f"{LLVM19}/clang-offload-packager"
 LIBS = [f"-L{LIBDIR}", f"-L{OMPLIB}", "-lomp", "-lomptarget", f"-Wl,-rpath,{LIBDIR}", f"-Wl,-rpath,{OMPLIB}"]

@@ -100,6 +100,7 @@ Differential runs (LLVM's tool and ours on the same inputs)
 Inputs made by LLVM 19 (and by hand)
     HIP_PRELUDE           what HIP sources need from the HIP headers to build
                           with clang 19 -nogpulib -nogpuinc (no ROCm installed)
+    OMP22_INCLUDE         the folder of clang 22's omp.h (scripts/fetch-libomp22)
     llvm_bundle(argv, inputs, parent), llvm_ar(members, parent, name, flags),
     binary_bundle(entries), cpio_newc(members)
 
@@ -164,6 +165,12 @@ struct dim3 { unsigned x, y, z; };
 typedef struct ihipStream_t *hipStream_t;
 extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args, unsigned long shm, hipStream_t s);
 '''
+
+# clang 22's omp.h, which Debian's clang-22 lacks: libomp-22-dev unpacked by
+# scripts/fetch-libomp22 (the OpenMP suites of the release-22 registrations
+# need it and fail without it). libomp.so itself is libomp5-19's for both.
+OMP22_INCLUDE = os.path.join(os.environ.get('OT_LIBOMP22_CACHE', os.path.expanduser('~/.cache/offloadtool/libomp22')),
+                             'root/usr/lib/llvm-22/lib/clang/22/include')
 
 LLVM_BUNDLER = llvm('clang-offload-bundler')
 LLVM_PACKAGER = llvm('clang-offload-packager')
