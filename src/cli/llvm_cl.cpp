@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/llvm_densemap_order.h"
 #include "support/error.h"
 #include "support/llvm_stringmap.h"
 #include "support/mapped_file.h"
@@ -318,7 +319,7 @@ struct Entry {
   const Option* option;
   Action action = Action::None;
   bool generic = false;
-  std::uint32_t bucket = 0;  // home bucket in the tool's option StringMap
+  std::uint32_t bucket = 0;  // home bucket in the tool's option map
   unsigned count = 0;        // occurrences so far
 
   std::string_view name() const { return option->name; }
@@ -345,6 +346,18 @@ std::string dashed(std::string_view name) { return (name.size() == 1 ? "-" : "--
 
 std::string spaces(std::size_t n) { return std::string(n, ' '); }
 
+// The hash of the map cl keeps options in, by name: a StringMap up to LLVM 21
+// (djbHash in 14, xxh3 from 17), a DenseMap<StringRef> from 22. Both probe
+// quadratically and iterate in bucket order.
+std::uint32_t option_map_hash(Dialect dialect, std::string_view name) {
+  switch (dialect) {
+    case Dialect::Llvm14: return stringmap_hash(name, StringMapHash::Djb0);
+    case Dialect::Llvm19: return stringmap_hash(name, StringMapHash::Xxh3);
+    case Dialect::Llvm22: return static_cast<std::uint32_t>(formats::llvm_hash_value(name));
+  }
+  return 0;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -355,12 +368,11 @@ class Parser {
   Parser(const Tool& tool, const Invocation& inv, Output& output) : tool_(tool), inv_(inv), output_(output) {
     auto slash = inv.argv0.find_last_of('/');
     prog_ = slash == std::string::npos ? inv.argv0 : inv.argv0.substr(slash + 1);
-    StringMapHash hash = tool.dialect == Dialect::Llvm14 ? StringMapHash::Djb0 : StringMapHash::Xxh3;
     for (const Generic& g : kGeneric) entries_.push_back({&g.option, g.action, true});
     for (const Option& o : tool.options) entries_.push_back({&o});
-    for (Entry& e : entries_) e.bucket = stringmap_hash(e.name(), hash) & (tool.option_map_buckets - 1);
-    // The StringMap's iteration order: by home bucket. (Probing could move a
-    // key past another's bucket; it does not for these tools' option names.)
+    for (Entry& e : entries_) e.bucket = option_map_hash(tool.dialect, e.name()) & (tool.option_map_buckets - 1);
+    // The map's iteration order: by home bucket. (Probing could move a key
+    // past another's bucket; it does not for these tools' option names.)
     std::stable_sort(entries_.begin(), entries_.end(),
                      [](const Entry& a, const Entry& b) { return a.bucket < b.bucket; });
     parsed_.tool_ = &tool;
@@ -592,7 +604,7 @@ std::string Parser::help(bool categorized, bool hidden) const {
   auto line = [&](const Entry& e) {
     std::string s = "  " + dashed(e.name());
     if (e.has_value()) {
-      bool spaced = tool_.dialect == Dialect::Llvm19 && e.name().size() == 1;  // "-o <file>" (19), "-o=<file>" (14)
+      bool spaced = tool_.dialect != Dialect::Llvm14 && e.name().size() == 1;  // "-o <file>" (19+), "-o=<file>" (14)
       s += (spaced ? " <" : "=<") + std::string(e.value_name()) + ">";
     }
     std::string_view text = e.option->help;

@@ -4,8 +4,8 @@
 // The personalities describe their options as data (cli/llvm_tools.h) and call
 // parse(); nothing here knows a specific tool.
 //
-// Behaviour is that of Debian's LLVM 14.0.6 and 19.1.7, observed by running
-// them (see tests/cli/llvm_cl_diff_test.py). One deliberate difference: the
+// Behaviour is that of Debian's LLVM 14.0.6, 19.1.7 and 22.1.8, observed by
+// running them (see tests/cli/llvm_cl_diff_test.py). One deliberate difference: the
 // real tools also accept the ~2,000 cl::opts that libLLVM and libclang-cpp
 // register (e.g. -stats, -debug-pass=...), all hidden from help and
 // suggestions; offloadtool reports them as unknown arguments. Only the few
@@ -25,12 +25,14 @@
 
 namespace ot::cli::llvmcl {
 
-// The LLVM release whose cl library is emulated. It decides the StringMap hash
-// (and so the "Did you mean" tie order and the order of "must be specified"
-// errors), whether a scalar option may repeat, how response-file failures are
-// reported, how single-letter options with a value are shown in help, and
-// whether --help-hidden lists the library's empty option categories.
-enum class Dialect : std::uint8_t { Llvm14, Llvm19 };
+// The LLVM release whose cl library is emulated. It decides the option map's
+// hash (and so the "Did you mean" tie order and the order of "must be
+// specified" errors), whether a scalar option may repeat, how response-file
+// failures are reported, how single-letter options with a value are shown in
+// help, and whether --help-hidden lists the library's empty option categories.
+// 22 differs from 19 only in the map: a DenseMap<StringRef> hashed by
+// llvm::hash_value where 14 and 19 have a StringMap (llvm-project PR #174988).
+enum class Dialect : std::uint8_t { Llvm14, Llvm19, Llvm22 };
 
 enum class Kind : std::uint8_t {
   Flag,       // cl::opt<bool>: -x, -x=true|false|1|0|TRUE|True|FALSE|False|""
@@ -85,8 +87,8 @@ struct Tool {
   // Printed verbatim after every help text (LLVM's cl::extrahelp); offloadtool
   // uses it only to state where a personality deliberately differs from LLVM.
   std::string_view extra_help = {};
-  // Buckets of the real tool's option StringMap (2,000-2,500 options → 4096):
-  // with the dialect's hash it gives the iteration order LLVM breaks ties by.
+  // Buckets of the real tool's option map (2,000-2,800 options → 4096): with
+  // the dialect's hash it gives the iteration order LLVM breaks ties by.
   std::uint32_t option_map_buckets = 4096;
 };
 

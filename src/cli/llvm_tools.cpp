@@ -155,7 +155,7 @@ constinit const Tool kClangOffloadBundler19{
 };
 
 constinit const Tool kClangOffloadBundler22{
-    .dialect = Dialect::Llvm19,
+    .dialect = Dialect::Llvm22,
     .overview = kBundlerOverview,
     .category = "clang-offload-bundler options",
     .options = kBundler19Options,  // unchanged in 22 (--help is byte-identical)
@@ -176,7 +176,7 @@ constinit const Tool kClangOffloadPackager19{
 };
 
 constinit const Tool kLlvmOffloadBinary22{
-    .dialect = Dialect::Llvm19,
+    .dialect = Dialect::Llvm22,
     .overview =
         "A utility for bundling several object files into a single binary.\n"
         "The output binary can then be embedded into the host section table\n"
@@ -208,7 +208,7 @@ constinit const Tool kClangOffloadWrapper14{
 // New in LLVM 22. Under release 19 (llvm-offload-wrapper-19) the same command
 // line writes release 19's entry ABI and names 19 in --version.
 constinit const Tool kLlvmOffloadWrapper22{
-    .dialect = Dialect::Llvm19,
+    .dialect = Dialect::Llvm22,
     .overview = kOffloadWrapperOverview,
     .category = "llvm-offload-wrapper options",
     .options = kOffloadWrapper22Options,

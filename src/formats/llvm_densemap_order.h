@@ -12,8 +12,9 @@
 
 namespace ot::formats {
 
-// llvm::hash_value(StringRef) of LLVM 19 release builds: hash_combine_range
-// over the bytes with the fixed execution seed 0xff51afd7ed558ccd.
+// llvm::hash_value(StringRef) of LLVM 19 and 22 release builds (LLVM 22's cl
+// hashes option names with it too): hash_combine_range over the bytes with
+// the fixed execution seed 0xff51afd7ed558ccd.
 std::uint64_t llvm_hash_value(std::string_view s);
 
 // Iteration order of a DenseMap into which the distinct `keys` were inserted in

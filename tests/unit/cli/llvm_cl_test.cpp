@@ -142,6 +142,10 @@ TEST_CASE("llvm_cl: unknown arguments and Did you mean") {
   // Ties go to the first option in the xxh3 StringMap order (help-list first).
   CHECK(packager({"-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"}).err ==
         unknown(p, "-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz") + p + ": Did you mean '--help-list'?\n");
+  // LLVM 22 keeps options in a DenseMap hashed by llvm::hash_value: --help comes first there.
+  CHECK(run(kClangOffloadBundler22, b, {"-type=i", "-zzzzzzzzzzzzz"}).err ==
+        unknown(b, "-zzzzzzzzzzzzz") + b + ": Did you mean '--help'?\n");
+  CHECK(bundler({"-type=i", "-zzzzzzzzzzzzz"}).err == unknown(b, "-zzzzzzzzzzzzz") + b + ": Did you mean '--help-list'?\n");
   // The value is kept, and LLVM picks one dash by the length of "name=value".
   CHECK(packager({"-p=x"}).err == unknown(p, "-p=x") + p + ": Did you mean '--o=x'?\n");
   // ReallyHidden options are never suggested (LLVM 14, djb order).

@@ -32,6 +32,17 @@ TEST_CASE("llvm_hash_value matches llvm::hash_value(StringRef) of LLVM 19") {
   CHECK(llvm_hash_value("a key that is more than thirty-two bytes long") == 0xdb086b9e53d07ca0ULL);
 }
 
+TEST_CASE("llvm_hash_value matches llvm::hash_value(StringRef) of LLVM 22") {
+  // Called in Debian's libLLVM.so.22.1 through dlsym; 22's cl hashes option names with it.
+  CHECK(llvm_hash_value("h") == 0xd71defdc2ead9509ULL);
+  CHECK(llvm_hash_value("help") == 0xffa7c3e49db08072ULL);
+  CHECK(llvm_hash_value("help-list") == 0xc3417b848f21a5b3ULL);
+  CHECK(llvm_hash_value("hip-openmp-compatible") == 0x05d5789074a9bec6ULL);
+  CHECK(llvm_hash_value(std::string(40, 'x')) == 0x83ae3857192b3691ULL);
+  CHECK(llvm_hash_value(std::string(64, 'y')) == 0xfe52a062b7eec612ULL);
+  CHECK(llvm_hash_value(std::string(65, 'z')) == 0xf1363d5b4c5191d3ULL);
+}
+
 TEST_CASE("keys longer than 64 bytes take LLVM's long-input path") {
   // Observed: clang-offload-packager 19 -o o.bin
   //   --image=file=a.o,triple=t,L000xx..=v,...,L007xx..=v  (key i = "L00i" + (60 + 17 i) 'x')
