@@ -25,6 +25,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ot::target::FeatureMap features;
   (void)ot::target::parse_target_id(ca.triple(), ca.target_id(), &features);
   (void)ot::target::is_code_object_compatible(ca, cb, true);
+  // LLVM 22's rules: never throw (22's standard form is no fixed point:
+  // "hip-amdgcn-amdhsa--gfx906" gives "...-amdhsa-gfx906-", then "...-amdhsa--"),
+  // and a spelling suggested instead of a lossy one is never lossy itself.
+  const auto five = ot::target::BundleIdRules::FivePieces;
+  ot::target::BundleId fa(a, five), fb(b, five);
+  (void)fa.str();
+  (void)ot::target::is_code_object_compatible(fa, fb, true);
+  if (auto lossy = ot::target::lossy_under_five_pieces(a);
+      lossy && !lossy->use_instead.empty() && ot::target::lossy_under_five_pieces(lossy->use_instead))
+    __builtin_trap();
 
   try {
     ot::compat::TargetSpec sa = ot::compat::parse_spec(a);
@@ -33,10 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (ot::compat::parse_spec(canonical).canonical() != canonical) __builtin_trap();
     ot::compat::TargetSpec sb = ot::compat::parse_spec(b);
     auto runtime = ot::compat::check(sa, sb);
-    auto bundler = ot::compat::check(sa, sb, {ot::compat::Rules::Bundler19, true});
-    // A verdict always comes with its reason.
+    // A verdict always comes with its reason, under the runtimes' rules and each release's bundler's.
     if (!runtime.compatible && runtime.reason().empty()) __builtin_trap();
-    if (!bundler.compatible && bundler.reason().empty()) __builtin_trap();
+    for (const ot::target::ReleaseTraits& llvm : ot::target::supported_releases()) {
+      auto bundler = ot::compat::check(sa, sb, {ot::compat::Rules::Bundler, true, llvm.release});
+      if (!bundler.compatible && bundler.reason().empty()) __builtin_trap();
+    }
   } catch (const ot::Error&) {
   }
   return 0;
