@@ -277,18 +277,28 @@ std::vector<std::byte> decompress_head(Method method, Bytes src, std::uint64_t s
   std::vector<std::byte> out(static_cast<std::size_t>(std::min<std::uint64_t>(n, size)));
   std::size_t got = 0;
   if (method == Method::Zstd) {
+    // zstd's buffer-less API, block by block into `head`, which is the only
+    // history the decoder keeps: ZSTD_decompressStream would allocate the
+    // frame's whole window (128 MiB for LLVM's frames) to produce 64 KiB, and
+    // a malloc that fills what it hands out (MALLOC_PERTURB_) makes all of it
+    // resident. A block produces at most ZSTD_BLOCKSIZE_MAX bytes.
     std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dc(ZSTD_createDCtx(), ZSTD_freeDCtx);
     if (!dc) throw std::bad_alloc();
-    ZSTD_DCtx_setParameter(dc.get(), ZSTD_d_windowLogMax, window_log_limit(size));  // as decompress_stream
-    ZSTD_inBuffer in{src.data(), src.size(), 0};
-    ZSTD_outBuffer o{out.data(), out.size(), 0};
-    while (o.pos < o.size) {
-      const std::size_t in_before = in.pos, out_before = o.pos;
-      const std::size_t rc = ZSTD_decompressStream(dc.get(), &o, &in);
+    std::size_t rc = ZSTD_decompressBegin(dc.get());
+    if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
+    std::vector<std::byte> head(out.size() + ZSTD_BLOCKSIZE_MAX);
+    std::size_t at = 0;
+    for (;;) {
+      const std::size_t want = ZSTD_nextSrcSizeToDecompress(dc.get());
+      if (want == 0 || want > src.size()) break;  // the frame ends, or is cut short
+      rc = ZSTD_decompressContinue(dc.get(), head.data() + at, head.size() - at, src.data(), want);
       if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
-      if (rc == 0 || (in.pos == in_before && o.pos == out_before)) break;  // the frame ends, or is cut short
+      src = src.subspan(want);
+      at += rc;
+      if (at >= out.size()) break;
     }
-    got = o.pos;
+    got = std::min(at, out.size());
+    std::copy_n(head.begin(), got, out.begin());
   } else {
     z_stream zs{};
     if (inflateInit(&zs) != Z_OK) fail("", "{}", zlib_error_text(Z_MEM_ERROR));
