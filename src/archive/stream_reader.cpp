@@ -4,6 +4,7 @@
 #include <archive_entry.h>
 #include <lzma.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -141,10 +142,13 @@ StreamReader::StreamReader(Bytes data, std::string file, unsigned threads)
 StreamReader::~StreamReader() { archive_read_free(a_); }
 
 void StreamReader::fail_here(const char* what) const {
-  const char* why = archive_error_string(a_);
+  // libarchive ends some messages with a newline ("ZIP uncompressed data is
+  // wrong size (read 100000, expected 100)\n"): an error is one line.
+  std::string_view why = archive_error_string(a_) ? archive_error_string(a_) : "";
+  while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.remove_suffix(1);
   // bytes of the (compressed) input consumed so far
   la_int64_t at = xz_ ? static_cast<la_int64_t>(xz_->s.total_in) : archive_filter_bytes(a_, -1);
-  std::string msg = why && *why ? fmt::format("{}: {}", what, why) : std::string(what);
+  std::string msg = !why.empty() ? fmt::format("{}: {}", what, why) : std::string(what);
   if (at >= 0)
     fail_at({file_, static_cast<std::uint64_t>(at)}, "{}", msg);
   fail(file_, "{}", msg);

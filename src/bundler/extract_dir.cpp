@@ -10,6 +10,7 @@
 #include "contents/walker.h"
 #include "support/llvm_path.h"
 #include "support/mapped_file.h"
+#include "support/md5.h"
 #include "support/output_file.h"
 #include "target/target_id.h"
 
@@ -28,13 +29,57 @@ std::string safe_file_name(std::string_view name) {
   return out;
 }
 
+namespace {
+
+bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xc0) == 0x80; }
+
+}  // namespace
+
+std::string shorten_middle(std::string_view text, std::size_t max, std::string_view tag) {
+  if (text.size() <= max) return std::string(text);
+  const std::string mark = fmt::format("~{}~", tag);
+  const std::size_t keep = max > mark.size() ? max - mark.size() : 0;
+  std::size_t head = (keep + 1) / 2, tail_at = text.size() - keep / 2;
+  while (head > 0 && utf8_continuation(text[head])) --head;
+  while (tail_at < text.size() && utf8_continuation(text[tail_at])) ++tail_at;
+  return fmt::format("{}{}{}", text.substr(0, head), mark, text.substr(tail_at));
+}
+
+namespace {
+
+std::string name_tag(std::string_view name) {
+  Md5 md5;
+  md5.update(as_bytes(name));
+  return fmt::format("{:08x}", md5.truncated() & 0xffffffffu);
+}
+
+}  // namespace
+
+std::string fit_file_name(std::string_view name) { return shorten_middle(name, kMaxFileName, name_tag(name)); }
+
 std::string unique_file_name(const std::string& name, std::set<std::string>& taken) {
   if (taken.insert(name).second) return name;
   const std::string stem(llvm_path::stem(name)), ext(llvm_path::extension(name));
   for (std::uint64_t n = 1;; ++n) {
-    std::string candidate = fmt::format("{}.{}{}", stem, n, ext);
+    std::string candidate = fit_file_name(fmt::format("{}.{}{}", stem, n, ext));
     if (taken.insert(candidate).second) return candidate;
   }
+}
+
+std::string extract_file_name(std::string_view base, std::string_view bundle_id) {
+  const std::string full = safe_file_name(device_member_name(base, bundle_id));
+  if (full.size() <= kMaxFileName) return full;
+  // The stem appears twice: shortened alike, it leaves room for the ID and extension.
+  const std::string_view file = llvm_path::filename(base), stem = llvm_path::stem(file);
+  const std::string_view ext = file.substr(stem.size());
+  const std::string tag = name_tag(full);
+  const std::size_t fixed = full.size() - 2 * stem.size(), shortest = tag.size() + 2 + 16;
+  if (!stem.empty() && fixed + 2 * shortest <= kMaxFileName) {
+    const std::string shorter = fmt::format("{}{}", shorten_middle(stem, (kMaxFileName - fixed) / 2, tag), ext);
+    std::string name = safe_file_name(device_member_name(shorter, bundle_id));
+    if (name.size() <= kMaxFileName) return name;
+  }
+  return fit_file_name(full);
 }
 
 std::string extract_base_name(const contents::Container& c, const std::string& input) {
@@ -113,8 +158,7 @@ class Extractor : public contents::Visitor {
         wanted = found_[i] = true;
     if (!wanted) return;
     const std::string member = c.innermost_member();
-    const std::string name =
-        unique_file_name(safe_file_name(device_member_name(extract_base_name(c, in_.path()), e.id)), taken_);
+    const std::string name = unique_file_name(extract_file_name(extract_base_name(c, in_.path()), e.id), taken_);
     OutputFile out(staging_.path(name));
     if (!c.object.empty() && is_host_marker(e.bytes))  // an object's host entry
       write_stripped_object(in_, c.object, object_name(c), out);

@@ -271,6 +271,55 @@ void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink&
     fail("", "declared uncompressed size 0x{:x} but the data decompresses to 0x{:x} bytes", size, produced);
 }
 
+std::vector<std::byte> decompress_head(Method method, Bytes src, std::uint64_t size, std::size_t n) {
+  if (size > max_decompressed_size(method, src.size()))
+    fail("", "declared uncompressed size 0x{:x} is more than 0x{:x} compressed bytes can hold", size, src.size());
+  std::vector<std::byte> out(static_cast<std::size_t>(std::min<std::uint64_t>(n, size)));
+  std::size_t got = 0;
+  if (method == Method::Zstd) {
+    // zstd's buffer-less API, block by block into `head`, which is the only
+    // history the decoder keeps: ZSTD_decompressStream would allocate the
+    // frame's whole window (128 MiB for LLVM's frames) to produce 64 KiB, and
+    // a malloc that fills what it hands out (MALLOC_PERTURB_) makes all of it
+    // resident. A block produces at most ZSTD_BLOCKSIZE_MAX bytes.
+    std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dc(ZSTD_createDCtx(), ZSTD_freeDCtx);
+    if (!dc) throw std::bad_alloc();
+    std::size_t rc = ZSTD_decompressBegin(dc.get());
+    if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
+    std::vector<std::byte> head(out.size() + ZSTD_BLOCKSIZE_MAX);
+    std::size_t at = 0;
+    for (;;) {
+      const std::size_t want = ZSTD_nextSrcSizeToDecompress(dc.get());
+      if (want == 0 || want > src.size()) break;  // the frame ends, or is cut short
+      rc = ZSTD_decompressContinue(dc.get(), head.data() + at, head.size() - at, src.data(), want);
+      if (ZSTD_isError(rc)) fail("", "{}", ZSTD_getErrorName(rc));
+      src = src.subspan(want);
+      at += rc;
+      if (at >= out.size()) break;
+    }
+    got = std::min(at, out.size());
+    std::copy_n(head.begin(), got, out.begin());
+  } else {
+    z_stream zs{};
+    if (inflateInit(&zs) != Z_OK) fail("", "{}", zlib_error_text(Z_MEM_ERROR));
+    std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, inflateEnd);
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(src.data()));
+    zs.avail_in = static_cast<uInt>(std::min<std::uint64_t>(src.size(), 1u << 30));
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    while (zs.avail_out > 0) {
+      const uInt out_before = zs.avail_out, in_before = zs.avail_in;
+      const int rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR) fail("", "{}", zlib_error_text(Z_DATA_ERROR));
+      if (rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR) fail("", "{}", zlib_error_text(rc));
+      if (rc == Z_STREAM_END || (zs.avail_out == out_before && zs.avail_in == in_before)) break;
+    }
+    got = out.size() - zs.avail_out;
+  }
+  out.resize(got);
+  return out;
+}
+
 void decompress_into(Method method, Bytes src, std::span<std::byte> dst,
                      const std::function<void(std::uint64_t)>& produced,
                      const std::function<void(std::uint64_t)>& consumed) {

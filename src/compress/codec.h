@@ -94,6 +94,13 @@ std::vector<std::byte> decompress(Method method, Bytes src, std::uint64_t size);
 void decompress_stream(Method method, Bytes src, std::uint64_t size, const Sink& sink,
                        const std::function<void(std::uint64_t)>& consumed = {});
 
+// The first min(n, size) bytes `src` decompresses to (fewer where the data
+// ends or stops early: the whole decode reports that), decoding no further, so
+// that content which is not what it should be is refused before a declared
+// size of many GiB is written out. Memory: the codec's buffers and n. Errors
+// as decompress_stream's.
+std::vector<std::byte> decompress_head(Method method, Bytes src, std::uint64_t size, std::size_t n);
+
 // The same into `dst` (exactly the declared size), which the decoder also uses
 // as its window (zstd: ZSTD_d_stableOutBuffer): no window buffer of its own, so
 // with `dst` a file mapping the caller may drop pages behind from memory (they

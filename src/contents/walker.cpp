@@ -30,6 +30,8 @@ constexpr std::string_view kTextStart = "__CLANG_OFFLOAD_BUNDLE____START__";
 constexpr std::uint16_t kEmCuda = 190;
 // Enough of a member to see every magic below (tar's "ustar" is at 257).
 constexpr std::size_t kSniffSize = 512;
+// How much of a CCOB is decompressed to see whether it holds a bundle.
+constexpr std::size_t kBundleSniffSize = 64 << 10;
 // How much of a streamed archive's input is read before its pages are released.
 constexpr std::uint64_t kReleaseStep = 8 << 20;
 
@@ -374,6 +376,19 @@ class Walker {
       fail_at({s.errname, at}, "containers nested more than {} deep", limits_.max_depth);
     charge(h.uncompressed_size, s.errname, at);
     std::string inner = fmt::format("{} (decompressed)", s.errname);
+    // The first bytes say whether a bundle is there at all: a CCOB of anything
+    // else is refused before a declared size of many GiB is written out (the
+    // per-walk limit stays the backstop). A text bundle's first start marker
+    // must lie within them (the bundler writes it first).
+    std::vector<std::byte> head;
+    try {
+      head = compress::decompress_head(h.method, payload, h.uncompressed_size, kBundleSniffSize);
+    } catch (const Error& e) {
+      fail_at({s.errname, at}, "cannot decompress the compressed bundle: {}", e.message());
+    }
+    if (head.size() == std::min<std::uint64_t>(h.uncompressed_size, kBundleSniffSize) &&
+        !formats::has_binary_bundle_magic(head) && !formats::find_text_comment(head))
+      fail_at({s.errname, at}, "the compressed bundle holds neither a binary nor a text bundle");
     // A large bundle goes to a scratch file (memory stays flat): reading its
     // table and the code object headers touches a few of its pages.
     std::vector<std::byte> in_memory;

@@ -1,6 +1,8 @@
 // Pruning ar archives (see kinds.h): each relocatable object member pruned as
-// prune_object does (prune/object.cpp), every other member (bundles, bitcode,
-// objects without device code) copied as it is. The headers keep their fields
+// prune_object does (prune/object.cpp), each member that is a container
+// (binary or text bundle, CCOB, offload binaries) as prune_container does for
+// such a file, every other member (bitcode, objects without device code)
+// copied as it is. The headers keep their fields
 // but the size; the GNU symbol table ("/", "/SYM64/") keeps its symbols, with
 // each member offset moved to where that member's header now starts; the
 // long-name table ("//") is kept; COFF archives' second linker member (a
@@ -25,7 +27,7 @@ constexpr std::uint64_t kHeaderSize = 60;
 
 struct Part {
   archive::Member member;
-  std::optional<ObjectPlan> plan;  // set when the member is pruned
+  std::optional<ObjectPlan> plan;  // set when the member is pruned (an object or a container)
   std::uint64_t new_header = 0;    // where its header lands in the output
 };
 
@@ -111,21 +113,28 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
   archive::MemberReader reader(data, file, true);
   while (auto m = reader.next()) {
     Part p{std::move(*m), std::nullopt, 0};
-    // Objects with device code are pruned; bitcode, bundles and host-only objects stay as they are.
+    // Objects with device code and containers are pruned; bitcode and host-only objects stay as they are.
     const std::string name = fmt::format("{}({})", file, p.member.name);
     const object::ObjectKind kind = object::identify_object(p.member.data);
-    if (p.member.kind == archive::Member::Kind::Regular &&
-        (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) &&
-        holds_container(p.member.data, name))
+    const bool regular = p.member.kind == archive::Member::Kind::Regular;
+    if (regular && (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) &&
+        holds_container(p.member.data, name)) {
       p.plan = plan_object(in, p.member.offset, p.member.data, selection, name,
                            fmt::format("member {}, ", p.member.name));
+    } else if (regular && kind == object::ObjectKind::NotObject && !container_kind(p.member.data).empty()) {
+      ObjectPlan plan;
+      plan.report = prune_container(p.member.data, selection, name, [&](Bytes b) { plan.layout.bytes_of(in, b); });
+      for (EntryReport& e : plan.report.entries) e.where = fmt::format("member {}", p.member.name);
+      p.plan = std::move(plan);
+    }
     if (p.plan)
       for (const EntryReport& e : p.plan->report.entries) report.entries.push_back(e);
     parts.push_back(std::move(p));
   }
 
   if (std::ranges::none_of(parts, [](const Part& p) { return p.plan.has_value(); }))
-    fail_at({file, 0}, "no member of the archive is an object holding device code");
+    fail_at({file, 0}, "no member of the archive holds device code (an object with it, a bundle, a compressed bundle, "
+            "offload binaries)");
 
   // Where each header lands: the members keep their order, only sizes change.
   std::map<std::uint64_t, std::uint64_t> moved;

@@ -196,6 +196,8 @@ class LinkedPruner {
       if (n.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
         fail_at({file_, elf_.header_offset(i)}, "section {} of a linked file is not pruned", n);
       if (n != ".hip_fatbin" && n != ".llvm.offloading") continue;
+      if (section_ && n == name_)
+        fail_at({file_, elf_.header_offset(i)}, "the file holds two {} sections: not pruned", n);
       if (section_)
         fail_at({file_, elf_.header_offset(i)}, "the file holds both .hip_fatbin and .llvm.offloading: not pruned");
       section_ = i;
@@ -206,6 +208,7 @@ class LinkedPruner {
     const Shdr& sec = elf_.shdrs[*section_];
     if (sec.sh_type == elf::SHT_NOBITS || !(sec.sh_flags & elf::SHF_ALLOC))
       fail_at({file_, elf_.header_offset(*section_)}, "{} is not an allocated section with contents", name_);
+    if (sec.sh_size == 0) fail_at({file_, elf_.header_offset(*section_)}, "section {} is empty: nothing to prune", name_);
     sec_off_ = sec.sh_offset;
     sec_size_ = sec.sh_size;
     sec_addr_ = sec.sh_addr;

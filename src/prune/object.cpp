@@ -103,6 +103,12 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
     }
     if (!v.has_data) continue;
     const Bytes data = v.data;
+    // An empty section holds no container: with nothing else, prune_object
+    // says there is nothing to prune (an archive member is then not an object
+    // holding device code).
+    if (data.empty() && (name == ".hip_fatbin" || name == ".llvm.offloading" ||
+                         v.type == object::elf::SHT_LLVM_OFFLOADING))
+      continue;
     if (name == ".hip_fatbin") {
       found = true;
       const auto spans = rebase_errors(at, [&] { return formats::split_bundles(data, label); });
@@ -196,6 +202,10 @@ std::optional<ObjectPlan> plan_object(const InputFile& in, std::uint64_t base, B
 Report prune_object(const InputFile& in, const Selection& selection, const std::string& file,
                     const compress::Sink& sink) {
   std::optional<ObjectPlan> plan = plan_object(in, 0, in.bytes(), selection, file, "");
+  if (!plan)
+    for (const object::SectionInfo& s : object::read_sections(in.bytes(), file))
+      if (s.name == ".hip_fatbin" || s.name == ".llvm.offloading" || s.type == object::elf::SHT_LLVM_OFFLOADING)
+        fail_at({file, 0}, "section {} is empty: nothing to prune", s.name);
   if (!plan)
     fail_at({file, 0}, "the object holds no offload container (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__ sections, "
             ".llvm.offloading)");

@@ -50,6 +50,7 @@
 #include "compat/target_spec.h"
 #include "support/json.h"
 #include "support/mapped_file.h"
+#include "support/printable.h"
 #include "target/processors.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
@@ -140,11 +141,12 @@ int do_check(const std::string& code_text, const std::string& target_text, bool 
                                   o.rules == compat::Rules::Bundler
                                       ? fmt::format("LLVM {}'s clang-offload-bundler", target::traits(o.release).major)
                                       : std::string("the HIP and OpenMP runtimes"));
-    for (const compat::Step& s : r.steps) out += fmt::format("  {:<18}{:<6}{}\n", s.rule, s.verdict, s.detail);
+    for (const compat::Step& s : r.steps)
+      out += fmt::format("  {:<18}{:<6}{}\n", s.rule, s.verdict, printable(s.detail));
     out += r.compatible ? "compatible\n" : "not compatible\n";
     print(out);
   } else {
-    print(r.compatible ? "compatible\n" : fmt::format("not compatible: {}\n", r.reason()));
+    print(r.compatible ? "compatible\n" : fmt::format("not compatible: {}\n", printable(r.reason())));
   }
   return r.compatible ? 0 : 1;
 }
@@ -164,7 +166,7 @@ int do_canonical(const std::vector<std::string>& ids, bool as_json, const std::s
       items += fmt::format("{}\n    {{\"input\": {}, \"canonical\": {}, \"error\": {}}}", items.empty() ? "" : ",", js(id),
                            error.empty() ? js(canonical) : "null", js_or_null(error));
     } else if (error.empty()) {
-      print(canonical + "\n");
+      print(printable(canonical) + "\n");
     } else {
       cli::print_error(prog, error);
     }
@@ -201,21 +203,22 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
     std::string out;
     if (s.chosen) {
       const compat::Candidate& c = s.candidates[*s.chosen];
-      out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", c.entry.id, c.location, c.entry.size,
+      out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", printable(c.entry.id), printable(c.location),
+                         c.entry.size,
                          c.entry.offset.value_or(c.entry.local_offset), c.entry.compressed ? " of the decompressed bundle" : "");
     } else if (s.candidates.empty()) {
       out += fmt::format("no entry of {} fits {}: it holds no device code (no bundle, compressed bundle, offload "
-                         "binary or bundle section)\n", path, target.text);
+                         "binary or bundle section)\n", printable(path), printable(target.text));
     } else {
-      out += fmt::format("no entry of {} fits {}\n", path, target.text);
+      out += fmt::format("no entry of {} fits {}\n", printable(path), printable(target.text));
     }
     for (std::size_t i = 0; i < s.candidates.size(); ++i) {
       if (s.chosen && i == *s.chosen) continue;
       const compat::Candidate& c = s.candidates[i];
-      out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected", c.entry.id,
-                         c.location, c.reason);
+      out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected",
+                         printable(c.entry.id), printable(c.location), printable(c.reason));
     }
-    if (!s.hint.empty()) out += fmt::format("hint: {}\n", s.hint);
+    if (!s.hint.empty()) out += fmt::format("hint: {}\n", printable(s.hint));
     print(out);
   }
   return s.chosen ? 0 : 1;
@@ -227,6 +230,13 @@ int do_verify(const std::vector<std::string>& paths, bool as_json) {
   for (const std::string& path : paths) {
     auto found = read_containers(path);
     auto findings = compat::verify_containers(found);
+    // A file without device code is a violation: it holds nothing the rules could be kept by.
+    std::size_t file_entries = 0;
+    for (const compat::FoundContainer& c : found) file_entries += c.entries.size();
+    if (file_entries == 0 && findings.empty())
+      findings.push_back({"no-device-code", "error", path, {},
+                          "no device code found (no offload bundle, compressed bundle, offload binary or bundle "
+                          "section, in any archive member)"});
     std::string cj, fj;
     for (const compat::FoundContainer& c : found) {
       ++containers;
@@ -241,7 +251,7 @@ int do_verify(const std::vector<std::string>& paths, bool as_json) {
       for (const std::string& id : f.ids) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", js(id));
       fj += fmt::format("{}\n        {{\"rule\": {}, \"severity\": {}, \"container\": {}, \"ids\": [{}], \"message\": {}}}",
                         fj.empty() ? "" : ",", js(f.rule), js(f.severity), js(f.container), ids, js(f.message));
-      text += fmt::format("{}: {}: {} [{}]\n", f.container, f.severity, f.message, f.rule);
+      text += fmt::format("{}: {}: {} [{}]\n", printable(f.container), f.severity, printable(f.message), f.rule);
     }
     files_json += fmt::format("{}\n    {{\"file\": {},\n      \"containers\": [{}\n      ],\n      \"findings\": [{}\n      ]}}",
                               files_json.empty() ? "" : ",", js(path), cj, fj);

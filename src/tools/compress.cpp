@@ -40,6 +40,7 @@
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
 #include "support/mapped_file.h"
+#include "support/printable.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -112,10 +113,10 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
 
 void print_text(const std::string& input, const std::vector<compress::BundleInfo>& infos,
                 const std::vector<FoundBundle>& found = {}) {
-  std::string out = fmt::format("{}: {} bundle{}\n", input, infos.size(), infos.size() == 1 ? "" : "s");
+  std::string out = fmt::format("{}: {} bundle{}\n", printable(input), infos.size(), infos.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const compress::BundleInfo& b = infos[i];
-    std::string name = found.empty() ? fmt::format("bundle {} at 0x{:x}", i, b.offset) : found[i].name;
+    std::string name = found.empty() ? fmt::format("bundle {} at 0x{:x}", i, b.offset) : printable(found[i].name);
     if (!b.ccob) {
       out += fmt::format("\n{}: uncompressed, {} bytes\n", name, b.size);
       continue;

@@ -38,6 +38,7 @@
 #include "contents/uri.h"
 #include "contents/walker.h"
 #include "support/json.h"
+#include "support/printable.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
@@ -92,7 +93,7 @@ class Listing : public contents::Visitor {
     if (json_) return;
     flush_rows();
     if (ok)
-      fmt::format_to(fmt::appender(out_), "{}: {} {} in {} {}, 0x{:x} bytes\n", file_, entries_,
+      fmt::format_to(fmt::appender(out_), "{}: {} {} in {} {}, 0x{:x} bytes\n", printable(file_), entries_,
                      entries_ == 1 ? "entry" : "entries", containers_, containers_ == 1 ? "container" : "containers",
                      bytes_);
   }
@@ -114,8 +115,9 @@ class Listing : public contents::Visitor {
       return;
     }
     flush_rows();
-    name_ = c.name();
-    duplicates_ = c.refused_duplicates;
+    name_ = printable(c.name());
+    duplicates_.clear();
+    for (const std::string& id : c.refused_duplicates) duplicates_.push_back(printable(id));
   }
 
   void entry(const contents::Container&, const contents::Entry& e) override {
@@ -124,7 +126,8 @@ class Listing : public contents::Visitor {
     if (json_)
       json_entry(e);
     else
-      rows_.push_back({e.index, e.id, e.processor.value_or("-"), e.size, e.offset, e.compressed, e.local_offset});
+      rows_.push_back(
+          {e.index, printable(e.id), printable(e.processor.value_or("-")), e.size, e.offset, e.compressed, e.local_offset});
   }
 
  private:
@@ -215,7 +218,7 @@ class Listing : public contents::Visitor {
   bool listed_ = false;  // an entry is out: the next one needs a comma
   bool addressable_ = false;
   fmt::memory_buffer file_json_, uri_json_, path_;
-  // text: the container being listed
+  // text: the container being listed, its names escaped (support/printable.h)
   std::string name_;
   std::vector<std::string> duplicates_;
   std::vector<Row> rows_;

@@ -23,6 +23,7 @@
 #include "support/json.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "support/printable.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
@@ -39,10 +40,10 @@ struct PruneOptions {
 std::string text_report(const prune::Report& r) {
   std::string out;
   for (const prune::EntryReport& e : r.entries)
-    out += fmt::format("{} {} ({} bytes){}{}\n", e.kept ? "keep" : "drop", e.id, e.size, e.where.empty() ? "" : " in ",
-                       e.where);
-  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", n);
-  out += fmt::format("{}: {} of {} entries dropped, {} -> {} bytes ({} saved)\n", r.container, r.dropped(),
+    out += fmt::format("{} {} ({} bytes){}{}\n", e.kept ? "keep" : "drop", printable(e.id), e.size,
+                       e.where.empty() ? "" : " in ", printable(e.where));
+  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", printable(n));
+  out += fmt::format("{}: {} of {} entries dropped, {} -> {} bytes ({} saved)\n", printable(r.container), r.dropped(),
                      r.entries.size(), r.size_before, r.size_after,
                      r.size_before > r.size_after ? r.size_before - r.size_after : 0);
   return out;

@@ -29,6 +29,7 @@
 #include "cli/diagnostics.h"
 #include "contents/walker.h"
 #include "support/json.h"
+#include "support/printable.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
@@ -80,12 +81,12 @@ std::string text_table(const Table& t, const std::string& indent) {
   auto rows = sorted(t);
   double total = total_of(t);
   std::size_t w = 6;
-  for (const auto& [k, r] : rows) w = std::max(w, k.size());
+  for (const auto& [k, r] : rows) w = std::max(w, printable(k).size());
   std::string out = fmt::format("{}{:<{}}  {:>7}  {:>12}  {:>6}  {:>12}\n", indent, "target", w, "entries",
                                 "file bytes", "share", "uncompressed");
   for (const auto& [k, r] : rows) {
     auto fb = std::llround(r.file_bytes);
-    out += fmt::format("{}{:<{}}  {:>7}  {:>12}  {:>5.1f}%  {:>12}\n", indent, k, w, r.entries, fb,
+    out += fmt::format("{}{:<{}}  {:>7}  {:>12}  {:>5.1f}%  {:>12}\n", indent, printable(k), w, r.entries, fb,
                        total > 0 ? 100.0 * static_cast<double>(fb) / total : 0.0, r.uncompressed);
   }
   return out;
@@ -213,8 +214,8 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     out = text_table(all, "");
     out += fmt::format("total: {} entries, {} bytes in the files, {} uncompressed\n",
                        entries, static_cast<std::uint64_t>(total_of(all)), uncompressed);
-    for (const auto& [file, t] : per_file) out += fmt::format("\n{}:\n{}", file, text_table(t, "  "));
-    for (const Bundle& x : per_bundle) out += fmt::format("\n{}:\n{}", x.name, text_table(x.t, "  "));
+    for (const auto& [file, t] : per_file) out += fmt::format("\n{}:\n{}", printable(file), text_table(t, "  "));
+    for (const Bundle& x : per_bundle) out += fmt::format("\n{}:\n{}", printable(x.name), text_table(x.t, "  "));
   }
   print(out);
   return rc;

@@ -8,6 +8,7 @@
 #include "bundler/archive_unbundle.h"
 #include "bundler/extract_dir.h"
 #include "support/mapped_file.h"
+#include "support/printable.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -85,7 +86,8 @@ int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
     auto targets = bundler::check_targets(c, true);
     if (o.check_archive) bundler::check_input_archive(c);
     for (const bundler::ExtractedFile& f : bundler::extract_to_dir(c, targets, o.extract_dir, o.limits))
-      if (o.verbose) std::printf("%s\t%s\t%s\n", f.path.c_str(), f.member.c_str(), f.bundle_id.c_str());
+      if (o.verbose)
+        print(fmt::format("{}\t{}\t{}\n", printable(f.path), printable(f.member), printable(f.bundle_id)));
     return 0;
   }
   if (o.pairs.empty())

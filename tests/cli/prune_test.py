@@ -611,7 +611,8 @@ def test_object_bad_input(root):
         'host.o: the object holds no offload container (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__ sections, '
         '.llvm.offloading), at offset 0x0\n')
     bad('archive without device code', ['--keep', 'gfx906', 'host.a'],
-        'host.a: no member of the archive is an object holding device code, at offset 0x0\n')
+        'host.a: no member of the archive holds device code (an object with it, a bundle, a compressed bundle, '
+        'offload binaries), at offset 0x0\n')
     bad('thin archive', ['--keep', 'gfx906', 'thin.a'],
         'thin.a: thin archives are not pruned (their members live in other files), at offset 0x0\n')
     bad('damaged object', ['--keep', 'gfx906', 'damaged.o'],
