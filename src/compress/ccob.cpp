@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "formats/bundle_binary.h"
+#include "formats/bundle_text.h"
 #include "support/md5.h"
 
 namespace ot::compress {
@@ -296,6 +297,13 @@ Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::ui
   return Error({file, base + hash_field},
                fmt::format("stored hash 0x{:016x} does not match the decompressed bundle's 0x{:016x}", d.header.hash,
                            d.recomputed_hash.value_or(0)));
+}
+
+bool may_hold_bundle(const formats::CcobHeader& h, Bytes payload) {
+  constexpr std::size_t kSniff = 64 << 10;
+  std::vector<std::byte> head = decompress_head(h.method, payload, h.uncompressed_size, kSniff);
+  if (head.size() < std::min<std::uint64_t>(h.uncompressed_size, kSniff)) return true;
+  return formats::has_binary_bundle_magic(head) || formats::find_text_comment(head).has_value();
 }
 
 }  // namespace ot::compress

@@ -64,6 +64,15 @@ struct DecodedCcob {
 // decoding errors are thrown; the caller decides what a hash mismatch means.
 // The hash is recomputed (on a thread of its own) only when `hash` is true.
 // `consumed(n)`: the first n bytes of `data` are no longer read.
+// Whether the content of a CCOB (`payload`, decoding to `h.uncompressed_size`
+// bytes) can be a bundle, told from its first 64 KiB alone: a binary bundle's
+// magic, or a text bundle's start marker within them (the bundler writes it
+// first). So a small file declaring GiBs of something else is refused before
+// any of it is written out. A head that decodes short (damaged or cut data)
+// says nothing: true, and the full decode reports the damage. Throws ot::Error
+// (without file) for undecodable data.
+bool may_hold_bundle(const formats::CcobHeader& h, Bytes payload);
+
 DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink,
                         bool hash = true, const std::function<void(std::uint64_t)>& consumed = {});
 

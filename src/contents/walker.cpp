@@ -11,6 +11,7 @@
 #include "archive/stream_reader.h"
 #include "compat/code_object.h"
 #include "compat/target_spec.h"
+#include "compress/ccob.h"
 #include "compress/codec.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_sequence.h"
@@ -31,7 +32,6 @@ constexpr std::uint16_t kEmCuda = 190;
 // Enough of a member to see every magic below (tar's "ustar" is at 257).
 constexpr std::size_t kSniffSize = 512;
 // How much of a CCOB is decompressed to see whether it holds a bundle.
-constexpr std::size_t kBundleSniffSize = 64 << 10;
 // How much of a streamed archive's input is read before its pages are released.
 constexpr std::uint64_t kReleaseStep = 8 << 20;
 
@@ -380,15 +380,13 @@ class Walker {
     // else is refused before a declared size of many GiB is written out (the
     // per-walk limit stays the backstop). A text bundle's first start marker
     // must lie within them (the bundler writes it first).
-    std::vector<std::byte> head;
+    bool may_be_bundle = true;
     try {
-      head = compress::decompress_head(h.method, payload, h.uncompressed_size, kBundleSniffSize);
+      may_be_bundle = compress::may_hold_bundle(h, payload);
     } catch (const Error& e) {
       fail_at({s.errname, at}, "cannot decompress the compressed bundle: {}", e.message());
     }
-    if (head.size() == std::min<std::uint64_t>(h.uncompressed_size, kBundleSniffSize) &&
-        !formats::has_binary_bundle_magic(head) && !formats::find_text_comment(head))
-      fail_at({s.errname, at}, "the compressed bundle holds neither a binary nor a text bundle");
+    if (!may_be_bundle) fail_at({s.errname, at}, "the compressed bundle holds neither a binary nor a text bundle");
     // A large bundle goes to a scratch file (memory stays flat): reading its
     // table and the code object headers touches a few of its pages.
     std::vector<std::byte> in_memory;

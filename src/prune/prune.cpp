@@ -137,6 +137,15 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
   if (h.total_size && *h.total_size < data.size())
     fail_at({file, *h.total_size}, "0x{:x} bytes follow the compressed bundle (several bundles one after another "
             "are not pruned yet)", data.size() - *h.total_size);
+  // Refused from its first bytes when they are no bundle, before a declared
+  // size of GiBs is decoded (the pruner holds the content in memory).
+  bool may_be_bundle = true;
+  try {
+    may_be_bundle = compress::may_hold_bundle(h, formats::ccob_payload(data, h));
+  } catch (const Error& e) {
+    fail_at({file, h.header_size}, "cannot decompress the compressed bundle: {}", e.message());
+  }
+  if (!may_be_bundle) fail_at({file, 0}, "the compressed bundle holds neither a binary nor a text bundle");
   std::vector<std::byte> plain;
   compress::DecodedCcob d = compress::decode_ccob(
       data, file, 0, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); }, true);

@@ -49,7 +49,8 @@ def cases(root):
         d = harness.Folder(root, files={name: data})
         # (size prints its empty table, compat exits 2 for an error: their own conventions)
         for applet, prog, code in ((['list'], 'list', 1), (['size'], 'size', 1),
-                                   (['compat', 'select', '--target', 'gfx90a'], 'compat', 2)):
+                                   (['compat', 'select', '--target', 'gfx90a'], 'compat', 2),
+                                   (['prune', '--keep', 'gfx90a', '-o', 'pruned'], 'prune', 1)):
             what = '%s of a %s CCOB of %d KB declaring %d MiB of no bundle' % (
                 ' '.join(applet[:2]), name[:4], len(data) >> 10, int.from_bytes(data[12:16], 'little') >> 20)
             argv = [OT] + applet + [name]
