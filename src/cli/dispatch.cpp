@@ -36,11 +36,19 @@ int dispatch(int argc, char** argv) {
   std::string argv0 = argc > 0 ? argv[0] : "offloadtool";
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
 
-  // The release impersonated, for a personality and a native applet alike: a
-  // wrong versioned name or OFFLOADTOOL_LLVM is an error before anything runs.
+  // The LLVM tool named: argv[0], or else the first argument, spelled exactly
+  // as a tool name (`offloadtool clang-offload-bundler-22 -list ...`).
   PersonalityMatch match = find_personality(argv0);
+  bool named_by_argument = false;
+  if (!match.personality && !args.empty()) {
+    PersonalityMatch m = find_personality(args[0]);
+    if (m.personality && m.name == args[0]) match = std::move(m), named_by_argument = true;
+  }
   auto slash = argv0.find_last_of('/');
-  std::string prog = slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
+  std::string prog = named_by_argument ? args[0] : slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
+  // The release impersonated, chosen once, for a personality and a native
+  // applet alike: a wrong versioned name or OFFLOADTOOL_LLVM is an error
+  // before anything runs.
   ReleaseChoice release;
   try {
     release = choose_release(match.version, match.name);
@@ -50,7 +58,8 @@ int dispatch(int argc, char** argv) {
   }
 
   if (match.personality) {
-    Invocation inv{argv0, prog, std::move(args), release.release, release.why};
+    if (named_by_argument) args.erase(args.begin());
+    Invocation inv{named_by_argument ? prog : argv0, prog, std::move(args), release.release, release.why};
     return match.personality->main(inv);
   }
 
@@ -81,18 +90,6 @@ int dispatch(int argc, char** argv) {
       Invocation inv{argv0, "offloadtool " + cmd, {args.begin() + 1, args.end()}, release.release, release.why};
       return run_applet(a, inv);
     }
-  }
-  // An LLVM tool name as the first argument also works: `offloadtool clang-offload-bundler -list ...`.
-  // A versioned name works there too: `offloadtool clang-offload-bundler-22 ...`.
-  if (PersonalityMatch m = find_personality(cmd); m.personality && m.name == cmd) {
-    try {
-      release = choose_release(m.version, m.name);
-    } catch (const Error& e) {
-      print_error(cmd, e.what());
-      return 1;
-    }
-    Invocation inv{cmd, cmd, {args.begin() + 1, args.end()}, release.release, release.why};
-    return m.personality->main(inv);
   }
   std::string message = fmt::format("unknown applet '{}'", cmd);
   const Applet* best = nullptr;

@@ -90,6 +90,17 @@ def cases(root):
     r = harness.run([OT, 'clang-offload-bundler-22', '--version'], env={'OFFLOADTOOL_LLVM': '19'}, text=True)
     check('offloadtool clang-offload-bundler-22: the name\'s release', r.stdout.startswith(names[
         'clang-offload-bundler']['22']), r.stdout)
+    # The name decides before the environment is read, named as the first argument too.
+    r = harness.run([OT, 'clang-offload-bundler-22', '--version'], env={'OFFLOADTOOL_LLVM': '20'}, text=True)
+    check('offloadtool clang-offload-bundler-22 with OFFLOADTOOL_LLVM=20: the name decides',
+          (r.returncode, r.stdout, r.stderr) == (0, names['clang-offload-bundler']['22'] +
+                                                 'offloadtool 0.1.0 as LLVM 22 (the name clang-offload-bundler-22)\n', ''),
+          (r.returncode, r.stdout, r.stderr))
+    r = harness.run([OT, 'clang-offload-bundler', '--version'], env={'OFFLOADTOOL_LLVM': '20'}, text=True)
+    check('offloadtool clang-offload-bundler with OFFLOADTOOL_LLVM=20: one error line under the tool\'s name',
+          (r.returncode, r.stdout, r.stderr) ==
+          (1, '', 'clang-offload-bundler: error: OFFLOADTOOL_LLVM=20: not a supported LLVM release (supported: 19, 22)\n'),
+          (r.returncode, r.stdout, r.stderr))
 
     # The parent: a program named like an LLVM tool, in an llvm-N folder, that runs offloadtool.
     for v in ('19', '22'):
