@@ -4,10 +4,8 @@ used to exceed the 255-byte limit of a file name and fail the whole extraction
 ("File name too long") where `tar x` extracts the member. Every file is
 written, each name fits 255 bytes, keeps the start and end of the member's
 stem, the whole entry ID and the extension, and names never collide."""
-import io
 import os
 import sys
-import tarfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import harness  # noqa: E402
@@ -15,16 +13,6 @@ from harness import check  # noqa: E402
 
 HOST = 'host-x86_64-unknown-linux-gnu-'
 DEV = 'hipv4-amdgcn-amd-amdhsa--gfx90a'
-
-
-def tar_of(members):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode='w', format=tarfile.GNU_FORMAT) as t:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def cases(root):
@@ -38,7 +26,7 @@ def cases(root):
     mid_a = 'libmid_' + 'm' * 80 + 'A' + 'm' * 88 + '_tail'
     mid_b = 'libmid_' + 'm' * 80 + 'B' + 'm' * 88 + '_tail'
     stems = [stem120, stem200, mid_a, mid_b]
-    tar = tar_of([(s + '.bc', bundle(s)) for s in stems])
+    tar = harness.tar_gnu([(s + '.bc', bundle(s)) for s in stems])
     lib = harness.llvm_ar([(stem120[:118] + '.o', bundle('ar'))], root)
 
     for container, data, want in (('tar', tar, stems), ('ar', lib, [stem120[:118]])):

@@ -19,7 +19,6 @@ import json
 import os
 import struct
 import sys
-import tarfile
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
@@ -47,16 +46,6 @@ def bad_zip():
     cd = data.rfind(b'PK\x01\x02')
     struct.pack_into('<I', data, cd + 24, 100)  # central directory: the same
     return bytes(data)
-
-
-def tar_of(members):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode='w', format=tarfile.GNU_FORMAT) as t:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def elf64(e_type, sections):
@@ -118,7 +107,7 @@ def escaped_ids(root):
     rc, out, err = c.run('verify', 'b.bundle')
     check('compat verify: findings name IDs escaped', '\x1b' not in out and 'gfx9\n08' not in out and
           'gfx9\\n08' in out, (rc, out, err))
-    t = tar_of([('m\x1b[2J\n.bundle', binary_bundle([(HOST, b''), (GFX906, b'\x7fELF' + bytes(60))]))])
+    t = harness.tar_gnu([('m\x1b[2J\n.bundle', binary_bundle([(HOST, b''), (GFX906, b'\x7fELF' + bytes(60))]))])
     c = harness.Case(root, 'list', {'t.tar': t})
     rc, out, err = c.run('t.tar')
     check('list: a member name with control characters escaped in the header line',

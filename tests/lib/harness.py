@@ -102,7 +102,7 @@ Inputs made by LLVM 19 (and by hand)
                           with clang 19 -nogpulib -nogpuinc (no ROCm installed)
     OMP22_INCLUDE         the folder of clang 22's omp.h (scripts/fetch-libomp22)
     llvm_bundle(argv, inputs, parent), llvm_ar(members, parent, name, flags),
-    binary_bundle(entries), cpio_newc(members)
+    binary_bundle(entries), tar_gnu(members), cpio_newc(members)
 
 Memory
     peak_resident_kib(argv, cwd), resident_budget_kib(mib)
@@ -111,6 +111,7 @@ Memory
 import concurrent.futures
 import filecmp
 import hashlib
+import io
 import json
 import os
 import pickle
@@ -119,6 +120,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import traceback
@@ -794,6 +796,18 @@ def binary_bundle(entries):
         meta += struct.pack('<QQQ', off + len(data), len(payload), len(ident)) + ident
         data += payload
     return head + meta + data
+
+
+def tar_gnu(members):
+    """A GNU-format tar archive (long names in ././@LongLink records) of
+    (name, bytes) pairs, regular files, in order."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode='w', format=tarfile.GNU_FORMAT) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
 
 
 def cpio_newc(members):
