@@ -144,23 +144,25 @@ constexpr std::string_view kOffloadWrapperNote =
     "\nNOTE: this llvm-offload-wrapper (offloadtool) writes a finished host object file (ELF or COFF)\n"
     "for --triple, not LLVM bitcode: link it directly, no LLVM back end is needed.\n";
 
+// The same tool as another release's cl library runs it: its dialect and --version line.
+constexpr Tool as_release(Tool tool, Dialect dialect, std::string_view version) {
+  tool.dialect = dialect;
+  tool.version = version;
+  return tool;
+}
+
 }  // namespace
 
-constinit const Tool kClangOffloadBundler19{
+constexpr Tool kClangOffloadBundler{
     .dialect = Dialect::Llvm19,
     .overview = kBundlerOverview,
     .category = "clang-offload-bundler options",
-    .options = kBundler19Options,
+    .options = kBundler19Options,  // unchanged in 22 (--help is byte-identical)
     .version = "Debian clang-offload-bundler version 19.1.7 (3~deb12u1)",
 };
-
-constinit const Tool kClangOffloadBundler22{
-    .dialect = Dialect::Llvm22,
-    .overview = kBundlerOverview,
-    .category = "clang-offload-bundler options",
-    .options = kBundler19Options,  // unchanged in 22 (--help is byte-identical)
-    .version = "Debian clang-offload-bundler version 22.1.8 (1~deb12u1)",
-};
+constinit const Tool kClangOffloadBundler19 = kClangOffloadBundler;
+constinit const Tool kClangOffloadBundler22 =
+    as_release(kClangOffloadBundler, Dialect::Llvm22, "Debian clang-offload-bundler version 22.1.8 (1~deb12u1)");
 
 constinit const Tool kClangOffloadPackager19{
     .dialect = Dialect::Llvm19,
@@ -207,7 +209,7 @@ constinit const Tool kClangOffloadWrapper14{
 
 // New in LLVM 22. Under release 19 (llvm-offload-wrapper-19) the same command
 // line writes release 19's entry ABI and names 19 in --version.
-constinit const Tool kLlvmOffloadWrapper22{
+constexpr Tool kLlvmOffloadWrapper{
     .dialect = Dialect::Llvm22,
     .overview = kOffloadWrapperOverview,
     .category = "llvm-offload-wrapper options",
@@ -217,17 +219,9 @@ constinit const Tool kLlvmOffloadWrapper22{
     .version = "Debian LLVM version 22.1.8\n  Optimized build.",
     .extra_help = kOffloadWrapperNote,
 };
-
-constinit const Tool kLlvmOffloadWrapperAs19{
-    .dialect = Dialect::Llvm19,
-    .overview = kOffloadWrapperOverview,
-    .category = "llvm-offload-wrapper options",
-    .options = kOffloadWrapper22Options,
-    .positionals = Positionals::OneOrMore,
-    .positional_help = "Wrap input from <file>",
-    .version = "Debian LLVM version 19.1.7\n  Optimized build.",
-    .extra_help = kOffloadWrapperNote,
-};
+constinit const Tool kLlvmOffloadWrapper22 = kLlvmOffloadWrapper;
+constinit const Tool kLlvmOffloadWrapperAs19 =
+    as_release(kLlvmOffloadWrapper, Dialect::Llvm19, "Debian LLVM version 19.1.7\n  Optimized build.");
 
 const Tool& bundler_tool(target::LlvmRelease release) {
   return release == target::LlvmRelease::Llvm19 ? kClangOffloadBundler19 : kClangOffloadBundler22;
