@@ -121,7 +121,7 @@ std::vector<BundleId> check_targets(const Config& config, bool unbundling) {
         std::string msg = fmt::format("target '{}': LLVM 22 would write it as '{}', losing '{}'", raw,
                                       lossy->would_write, lossy->lost);
         msg += lossy->use_instead.empty()
-                   ? fmt::format(" (not an offload architecture LLVM 22 knows)")
+                   ? std::string(" (not an offload architecture LLVM 22 knows)")
                    : fmt::format("; write '{}'", lossy->use_instead);
         throw LlvmError(msg);
       }
