@@ -17,6 +17,7 @@
 #include "formats/bundle_sequence.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
+#include "formats/nv_fatbin.h"
 #include "formats/offload_binary.h"
 #include "object/object_file.h"
 #include "support/mapped_file.h"
@@ -63,7 +64,7 @@ std::optional<std::string> canonical_target(const std::string& bundle_id) {
 bool worth_reading(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
   if (starts("\x7f" "ELF") || starts("!<arch>\n") || starts(formats::kBundleMagic) ||
-      formats::has_ccob_magic(p) || formats::has_offload_binary_magic(p) || archive::has_stream_archive_magic(p))
+      formats::has_ccob_magic(p) || formats::has_offload_binary_magic(p) || formats::has_fatbin_magic(p) || archive::has_stream_archive_magic(p))
     return true;
   if (p.size() >= 4) {  // COFF objects: a machine number, or bigobj's 0000 ffff
     std::uint16_t m = load_le<std::uint16_t>(p.data()), m2 = load_le<std::uint16_t>(p.data() + 2);
@@ -130,6 +131,10 @@ class Walker {
     }
     if (formats::has_offload_binary_magic(data)) {
       offload_binaries(s, data, 0, s.chain);
+      return;
+    }
+    if (formats::has_fatbin_magic(data)) {
+      fatbins(data, 0, s.errname, s.chain, s.base, s.backing, false);
       return;
     }
     if (blob(s, data, 0, s.chain)) return;
@@ -288,9 +293,15 @@ class Walker {
     }
     check_no_overlap(entries, at, errname);
     v_.container(c);
-    for (std::size_t i = 0; i < entries.size(); ++i)
-      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), at + entries[i].offset, compressed,
-           base, backing, cc);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      Bytes payload = data.subspan(entries[i].offset, entries[i].size);
+      if (holds_fatbin(payload, at + entries[i].offset, backing)) {
+        fatbins(payload, at + entries[i].offset, errname, with(c.chain, fmt::format("entry {} ({})", i, entries[i].id)),
+                base, backing, compressed);
+        continue;
+      }
+      emit(c, i, entries[i].id, payload, at + entries[i].offset, compressed, base, backing, cc);
+    }
     return true;
   }
 
@@ -361,6 +372,9 @@ class Walker {
       e.processor = cuda_processor(header);
     }
     e.size = payload.size();
+    e.uncompressed_size = e.size;
+    e.kind.clear();
+    e.fatbin = nullptr;
     e.compressed = compressed;
     e.local_offset = local;
     e.offset = base && !compressed ? std::optional(*base + local) : std::nullopt;
@@ -437,6 +451,11 @@ class Walker {
           fail_at({s.errname, sec.offset}, "section {} holds no offload bundle", sec.name);
       } else if (sec.name == ".llvm.offloading") {
         offload_binaries(s, bytes, sec.offset, with(s.chain, "section " + sec.name));
+      } else if (is_fatbin_section(sec.name)) {
+        if (bytes.empty()) continue;
+        if (!holds_fatbin(bytes, sec.offset, s.backing))
+          fail_at({s.errname, sec.offset}, "section {} holds no NVIDIA fatbin", sec.name);
+        fatbins(bytes, sec.offset, s.errname, with(s.chain, "section " + sec.name), s.base, s.backing, false);
       }
     }
     if (bundle_sections.empty()) return;
@@ -455,10 +474,76 @@ class Walker {
       v_.container(c);
       for (std::size_t i = 0; i < b.entries.size(); ++i) {
         const formats::OffloadEntry& e = b.entries[i];
-        emit(c, i, e.id(), data.subspan(e.image_offset, e.image_size), at + e.image_offset, false, s.base, s.backing, {},
-             &e);
+        Bytes image = data.subspan(e.image_offset, e.image_size);
+        if (holds_fatbin(image, at + e.image_offset, s.backing)) {
+          fatbins(image, at + e.image_offset, s.errname, with(c.chain, fmt::format("entry {} ({})", i, e.id())), s.base,
+                  s.backing, false);
+          continue;
+        }
+        emit(c, i, e.id(), image, at + e.image_offset, false, s.base, s.backing, {}, &e);
       }
     }
+  }
+
+  // Whether `data`, at `local` of bytes lying at `backing`, starts with a
+  // fatbin's magic: read with pread where it lies in a file (touching the
+  // mapping would map in 64 KiB around it).
+  static bool holds_fatbin(Bytes data, std::uint64_t local, Backing backing) {
+    if (data.size() < formats::kFatbinHeaderSize) return false;
+    std::array<std::byte, 4> magic{};
+    if (backing.file && backing.file->fd() >= 0)
+      backing.file->read_at(backing.at + local, magic.data(), magic.size());
+    else
+      std::memcpy(magic.data(), data.data(), magic.size());
+    return formats::has_fatbin_magic(Bytes(magic));
+  }
+
+  // The fatbins filling `data`, which lies at `at` of the bytes holding it
+  // (those lie at `base` in the named file, if they do, and at `backing` in a
+  // file to pread from). `in_ccob`: the bytes are a decompressed bundle's.
+  void fatbins(Bytes data, std::uint64_t at, const std::string& errname, const std::vector<Link>& chain,
+               std::optional<std::uint64_t> base, Backing backing, bool in_ccob) {
+    std::vector<formats::Fatbin> found =
+        formats::read_fatbins(backing.shifted(at).source(data), errname, at);
+    for (std::size_t i = 0; i < found.size(); ++i) {
+      const formats::Fatbin& f = found[i];
+      Container c{file_,
+                  with(chain, found.size() == 1 ? fmt::format("fatbin at 0x{:x}", at + f.offset)
+                                                : fmt::format("fatbin {} at 0x{:x}", i, at + f.offset)),
+                  {}, {}};
+      v_.container(c);
+      for (std::size_t k = 0; k < f.entries.size(); ++k) {
+        const formats::FatbinEntry& fe = f.entries[k];
+        const std::uint64_t local = at + fe.payload_offset();
+        Entry& e = entry_;
+        e.index = k;
+        e.offload_binary = false;
+        e.id = fe.target();
+        e.bundle_id = e.id;
+        e.target.assign(canonical(e.bundle_id, e.id));
+        e.kind = fe.kind_name();
+        if (fe.kind == formats::kFatbinKindElf || fe.kind == formats::kFatbinKindPtx)
+          e.processor = e.id;
+        else
+          e.processor.reset();
+        e.code_object.clear();
+        e.size = fe.stored_size();
+        e.uncompressed_size = fe.uncompressed_size();
+        e.compressed = fe.compression() != formats::FatbinCompression::None;
+        e.local_offset = local;
+        e.offset = base && !in_ccob ? std::optional(*base + local) : std::nullopt;
+        e.ccob_size = 0;
+        e.bytes = data.subspan(fe.payload_offset(), e.size);
+        e.fatbin = &fe;
+        v_.entry(c, e);
+        e.fatbin = nullptr;
+      }
+    }
+  }
+
+  static bool is_fatbin_section(std::string_view name) {
+    // COFF names are 8 bytes unless long: ".nv_fatb" is nvcc's on Windows.
+    return name == ".nv_fatbin" || name == "__nv_relfatbin" || name == ".nv_fatb";
   }
 
   std::string file_;
@@ -480,6 +565,7 @@ class Collector : public Visitor {
   void entry(const Container&, const Entry& e) override {
     out_.back().entries.push_back(e);
     out_.back().entries.back().bytes = {};
+    out_.back().entries.back().fatbin = nullptr;
   }
 
  private:
@@ -511,6 +597,11 @@ std::string Container::innermost_member() const {
   for (auto l = chain.rbegin(); l != chain.rend(); ++l)
     if (l->member) return l->text;
   return {};
+}
+
+std::vector<std::byte> entry_image(const Entry& e, const std::string& name, std::uint64_t limit) {
+  if (!e.fatbin) return std::vector<std::byte>(e.bytes.begin(), e.bytes.end());
+  return formats::fatbin_image(*e.fatbin, e.bytes, limit, name, e.offset.value_or(e.local_offset));
 }
 
 std::string location(const Container& c, const Entry& e) { return fmt::format("{}, entry {}", c.name(), e.index); }

@@ -13,6 +13,10 @@
 //   │    └─ section .llvm.offloading                        concatenated OffloadBinaries
 //   ├─ blob of consecutive binary bundles and CCOBs (v1-v3, decompressed: binary or text bundle)
 //   ├─ concatenated OffloadBinaries (magic 10 FF 10 AD)
+//   ├─ NVIDIA fatbins (magic 50 ED 55 BA): a .fatbin file, sections .nv_fatbin
+//   │    and __nv_relfatbin, an offload binary's or bundle's entry holding one
+//   │    └─ entry: cubin (sm_80, sm_90a), PTX (compute_80), stored plainly,
+//   │       as an LZ4 block or a zstd frame (formats/nv_fatbin)
 //   └─ text bundle ("// __CLANG_OFFLOAD_BUNDLE____START__ <id>" markers)
 //        └─ entry: device code (or the host entry)
 //
@@ -33,6 +37,9 @@
 
 namespace ot {
 class InputFile;
+}
+namespace ot::formats {
+struct FatbinEntry;
 }
 
 namespace ot::contents {
@@ -81,15 +88,29 @@ struct Entry {
   // The AMDGPU header's target ID, "unknown processor (EF_AMDGPU_MACH 0x..)" for
   // one this build does not know, "" when not an AMDGPU code object (compat's rules).
   std::string code_object;
-  std::uint64_t size = 0;
-  bool compressed = false;  // inside a CCOB
-  std::optional<std::uint64_t> offset;  // absolute, in the named file; see above
+  std::uint64_t size = 0;  // the bytes it takes where it is stored (a fatbin entry: compressed)
+  // What it holds decompressed: `size`, except for a compressed fatbin entry
+  // (its declared size; nothing is decompressed to list it).
+  std::uint64_t uncompressed_size = 0;
+  bool compressed = false;  // inside a CCOB, or a fatbin entry stored compressed (LZ4, zstd)
+  // absolute, in the named file; see above. A fatbin entry's stored bytes
+  // (compressed or not) have one where its fatbin lies in the named file.
+  std::optional<std::uint64_t> offset;
   std::uint64_t local_offset = 0;       // in the bytes holding it: member, decompressed bundle or file
   // The size of the CCOB holding it (header included), to share its bytes in
   // the file out among its entries; 0 when not compressed.
   std::uint64_t ccob_size = 0;
-  Bytes bytes;  // the payload; valid only during the visit
+  Bytes bytes;  // the payload as stored (a compressed fatbin entry: compressed); valid only during the visit
+  // An NVIDIA fatbin's entry: its header (kind, arch, compression; image()
+  // decompresses); null for every other entry. Valid only during the visit.
+  const formats::FatbinEntry* fatbin = nullptr;
+  // "cubin", "ptx" (fatbin entries), "" for the others.
+  std::string kind;
 };
+
+// The image a fatbin entry holds, decompressed (at most `limit` bytes), or the
+// entry's bytes for every other entry. `name` names it in errors.
+std::vector<std::byte> entry_image(const Entry& e, const std::string& name, std::uint64_t limit = 4ull << 30);
 
 struct Limits {
   unsigned max_depth = 16;                     // containers inside containers

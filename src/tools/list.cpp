@@ -13,10 +13,16 @@
 //    "entries": [{"file", "path": [<file>, <member>..., "section .hip_fatbin", "bundle 3 at 0x2000"],
 //                 "index", "id": <as stored>, "target": <canonical, or the ID as stored if it does not parse>,
 //                 "processor": string|null, "offset": n|null, "size": n, "compressed": bool,
-//                 "uri": "file://<absolute path>#offset=n&size=n" | null}],
+//                 "uri": "file://<absolute path>#offset=n&size=n" | null,
+//                 "kind": "cubin"|"ptx"|"kind 0x.."|null, "uncompressed_size": n}],
 //    "files": [{"file": <as given>, "entries": n, "error": <message, only for a file that failed>}]}
 // offset (and uri) is null where the entry's bytes do not lie contiguous and
 // uncompressed in the named file (inside a CCOB or a tar/zip/cpio/rpm member).
+// NVIDIA fatbin entries: "kind" says cubin or ptx (null for all other entries),
+// "size" is what the entry takes as stored and "offset" where those bytes lie
+// (compressed too: "compressed" says so), "uncompressed_size" what they
+// decompress to (for every other entry equal to "size", which is already
+// decompressed). Both fields were added within version 2.
 // Version 1 put "files" first and left out every entry of a file that failed;
 // entries now go out as they are found, so "files" (with the counts) comes
 // last and a file that fails keeps the entries found before the failure.
@@ -37,6 +43,7 @@
 #include "cli/diagnostics.h"
 #include "contents/uri.h"
 #include "contents/walker.h"
+#include "formats/nv_fatbin.h"
 #include "support/json.h"
 #include "support/printable.h"
 #include "tools/tools.h"
@@ -126,8 +133,8 @@ class Listing : public contents::Visitor {
     if (json_)
       json_entry(e);
     else
-      rows_.push_back(
-          {e.index, printable(e.id), printable(e.processor.value_or("-")), e.size, e.offset, e.compressed, e.local_offset});
+      rows_.push_back({e.index, printable(e.id), printable(e.processor.value_or("-")), e.size, e.offset, e.compressed,
+                       e.local_offset, e.fatbin ? compression_note(e) : std::string()});
   }
 
  private:
@@ -138,7 +145,14 @@ class Listing : public contents::Visitor {
     std::optional<std::uint64_t> offset;
     bool compressed;
     std::uint64_t local_offset;
+    std::string note;  // a fatbin entry's kind and compression: "cubin, LZ4 of 0x1000"
   };
+
+  static std::string compression_note(const contents::Entry& e) {
+    if (!e.compressed) return e.kind;
+    return fmt::format("{}, {} of 0x{:x}", e.kind,
+                       e.fatbin->compression() == formats::FatbinCompression::Lz4 ? "LZ4" : "zstd", e.uncompressed_size);
+  }
 
   static void add(fmt::memory_buffer& to, std::string_view s) { to.append(s.data(), s.data() + s.size()); }
   void add(const fmt::memory_buffer& b) { out_.append(b.data(), b.data() + b.size()); }
@@ -181,6 +195,13 @@ class Listing : public contents::Visitor {
     } else {
       add("null");
     }
+    add(", \"kind\": ");
+    if (e.kind.empty())
+      add("null");
+    else
+      json::append_str(out_, e.kind);
+    add(", \"uncompressed_size\": ");
+    number(e.uncompressed_size);
     add("}");
     if (out_.size() >= kFlushSize) flush();
   }
@@ -197,8 +218,9 @@ class Listing : public contents::Visitor {
     fmt::format_to(to, "{}: {} {}\n", name_, rows_.size(), rows_.size() == 1 ? "entry" : "entries");
     for (const Row& r : rows_) {
       std::string where = r.offset       ? fmt::format("at 0x{:x}", *r.offset)
-                          : r.compressed ? "compressed"
+                          : r.compressed && r.note.empty() ? "compressed"
                                          : fmt::format("at 0x{:x} of the member", r.local_offset);
+      if (!r.note.empty()) where += fmt::format(" ({})", r.note);
       fmt::format_to(to, "  {:>3}  {:<{}}  {:<{}}  {:>10}  {}\n", r.index, r.id, id_width, r.processor, proc_width,
                      fmt::format("0x{:x}", r.size), where);
     }

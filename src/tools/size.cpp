@@ -7,7 +7,9 @@
 // compressed bundle (CCOB) is charged its share of the CCOB's bytes in the
 // file (header and padding included), in proportion to its uncompressed size
 // among the bundle's entries (the CCOB compresses the whole bundle as one
-// stream, so no exact per-entry figure exists). Entries in a
+// stream, so no exact per-entry figure exists). An NVIDIA fatbin entry takes
+// its stored (compressed or plain) size, and counts its declared uncompressed
+// size as uncompressed. Entries in a
 // compressed tar/zip/... member are counted uncompressed there: the archive's
 // compression is not attributed.
 //
@@ -51,7 +53,7 @@ using Table = std::map<std::string, Row>;
 // `payload`: the sum of the sizes of the entries of e's container. The whole
 // CCOB (header, bundle header and padding included) is shared out among them.
 double file_bytes_of(const contents::Entry& e, std::uint64_t payload) {
-  if (!e.compressed) return static_cast<double>(e.size);
+  if (!e.compressed || e.ccob_size == 0) return static_cast<double>(e.size);  // a fatbin entry: as stored
   if (payload == 0) return 0;
   return static_cast<double>(e.size) * static_cast<double>(e.ccob_size) / static_cast<double>(payload);
 }
@@ -60,7 +62,7 @@ void add(Table& t, const contents::Entry& e, std::uint64_t payload) {
   Row& r = t[e.target];
   ++r.entries;
   r.file_bytes += file_bytes_of(e, payload);
-  r.uncompressed += e.size;
+  r.uncompressed += e.uncompressed_size;
 }
 
 std::vector<std::pair<std::string, Row>> sorted(const Table& t) {
@@ -138,6 +140,7 @@ class Sizer : public contents::Visitor {
     ++found;
     entries_.push_back(e);
     entries_.back().bytes = {};
+    entries_.back().fatbin = nullptr;
   }
   // The last container's entries into the tables.
   void done() {
