@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
+#include <tuple>
 
 #include "bundler/archive_unbundle.h"
 #include "bundler/bundle_input.h"
 #include "contents/walker.h"
+#include "formats/nv_fatbin.h"
 #include "support/llvm_path.h"
 #include "support/mapped_file.h"
 #include "support/md5.h"
@@ -151,6 +154,10 @@ class Extractor : public contents::Visitor {
   }
 
   void entry(const contents::Container& c, const contents::Entry& e) override {
+    if (e.fatbin) {
+      fatbin_entry(c, e);
+      return;
+    }
     bool wanted = requested_.empty();
     const BundleId code_object(e.id, config_.id_rules);
     for (std::size_t i = 0; i < requested_.size(); ++i)
@@ -175,6 +182,38 @@ class Extractor : public contents::Visitor {
   std::vector<ExtractedFile> take_written() { return std::move(written_); }
 
  private:
+  // An NVIDIA fatbin's entry, named as cuobjdump -xelf/-xptx names it:
+  // "<file stem>.<n>.sm_80.cubin" and "<file stem>.<n>.sm_80.ptx", n counting
+  // the cubins and the PTX files of each file or member apart; written
+  // decompressed, PTX without the NUL that ends its text in the fatbin.
+  // Selected by its target ("sm_80", "compute_80") in a requested ID.
+  void fatbin_entry(const contents::Container& c, const contents::Entry& e) {
+    bool wanted = requested_.empty();
+    for (std::size_t i = 0; i < requested_.size(); ++i)
+      if (requested_[i].target_id() == e.id) wanted = found_[i] = true;
+    const std::string base = extract_base_name(c, in_.path());
+    auto& [cubins, ptx, other] = counters_[base];
+    const formats::FatbinEntry& fe = *e.fatbin;
+    const std::uint64_t n = fe.kind == formats::kFatbinKindElf ? ++cubins : fe.kind == formats::kFatbinKindPtx ? ++ptx : ++other;
+    if (!wanted) return;
+    const std::string arch = fmt::format("sm_{}{}", fe.arch, e.id.substr(e.id.find_last_not_of("af") + 1));
+    const std::string ext = fe.kind == formats::kFatbinKindElf ? "cubin"
+                            : fe.kind == formats::kFatbinKindPtx ? "ptx"
+                                                                 : fmt::format("kind{}.bin", fe.kind);
+    const std::string stem(llvm_path::stem(base));
+    const std::string name =
+        unique_file_name(fit_file_name(safe_file_name(fmt::format("{}.{}.{}.{}", stem, n, arch, ext))), taken_);
+    std::vector<std::byte> image = contents::entry_image(e, contents::location(c, e));
+    std::size_t size = image.size();
+    if (fe.kind == formats::kFatbinKindPtx)
+      while (size > 0 && image[size - 1] == std::byte{0}) --size;
+    OutputFile out(staging_.path(name));
+    out.write(Bytes(image.data(), size));
+    out.commit();
+    staging_.add(name);
+    written_.push_back({c.innermost_member(), e.id, prefix_ + name});
+  }
+
   // "lib.a(ob.o)": the object's name in errors, its chain without the sections' link.
   static std::string object_name(contents::Container c) {
     c.chain.pop_back();
@@ -189,6 +228,7 @@ class Extractor : public contents::Visitor {
   std::string prefix_;
   std::set<std::string> taken_;
   std::vector<ExtractedFile> written_;
+  std::map<std::string, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> counters_;  // fatbin entries per base name
 };
 
 }  // namespace

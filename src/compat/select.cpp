@@ -97,7 +97,8 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
       s.candidates.push_back(std::move(cand));
     }
   }
-  // Rank: specific before generic, then fewer "any" features, then file order.
+  // Rank: specific before generic, then fewer "any" features, then (NVPTX)
+  // the cubin nearest the GPU before PTX, then file order.
   for (std::size_t i = 0; i < s.candidates.size(); ++i) {
     const Candidate& c = s.candidates[i];
     if (c.verdict != "compatible") continue;
@@ -106,7 +107,8 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
       continue;
     }
     const Candidate& best = s.candidates[*s.chosen];
-    if (std::tuple(c.result.generic, c.result.features_any) < std::tuple(best.result.generic, best.result.features_any))
+    if (std::tuple(c.result.generic, c.result.features_any, c.result.distance) <
+        std::tuple(best.result.generic, best.result.features_any, best.result.distance))
       s.chosen = i;
   }
   if (s.chosen) {
@@ -118,6 +120,14 @@ Selection select_entry(const std::vector<FoundContainer>& containers, const Targ
         c.reason = fmt::format("compatible, but {} is a specific processor, preferred over a generic target", best.entry.id);
       else if (c.result.features_any > best.result.features_any)
         c.reason = fmt::format("compatible, but {} matches the target's feature settings exactly", best.entry.id);
+      else if (c.result.distance >= 100 && best.result.distance < 100)
+        c.reason = fmt::format("compatible, but the {} cubin runs as it is: PTX is JIT-compiled only where no cubin fits "
+                               "(offloadtool's rule where NVIDIA documents no order between an older cubin and newer "
+                               "PTX)", best.entry.id);
+      else if (c.result.distance > best.result.distance)
+        c.reason = fmt::format("compatible, but {} is nearer the target (the CUDA driver takes the {} of the highest "
+                               "version not above the GPU's)", best.entry.id,
+                               best.result.distance >= 100 ? "PTX" : "cubin");
       else
         c.reason = fmt::format("compatible, but {} comes first", best.location);
     }

@@ -225,20 +225,45 @@ Step nvptx_step(const TargetSpec& code, const TargetSpec& target, CheckResult& r
   auto t = parse_nvptx_arch(target.processor);
   if (code.processor == target.processor) return {"processor", "pass", code.processor};
   if (c && t && !t->is_virtual) {
-    int cv = c->major * 10 + c->minor, tv = t->major * 10 + t->minor;
-    if (c->arch_specific)
-      return {"processor", "fail", fmt::format("{} code runs only on exactly {}", code.processor, code.processor.substr(0, code.processor.size() - 1))};
+    const int cv = c->major * 10 + c->minor, tv = t->major * 10 + t->minor;
+    const std::string plain = fmt::format("{}_{}", c->is_virtual ? "compute" : "sm", cv);
+    const std::string gpu = fmt::format("sm_{}", tv);
+    const char* what = c->is_virtual ? "PTX" : "cubin";
+    if (c->arch_specific) {
+      if (cv != tv)
+        return {"processor", "fail", fmt::format("{} code runs only on exactly {}, the target is {}", code.processor,
+                                                 fmt::format("sm_{}", cv), target.processor)};
+      r.generic = true;
+      r.distance = c->is_virtual ? 100 : 0;
+      return {"processor", "pass", fmt::format("{} {} runs on {} (arch-specific: that GPU only)", code.processor, what,
+                                               target.processor)};
+    }
+    if (c->family_specific) {
+      if (c->major != t->major || c->minor > t->minor)
+        return {"processor", "fail", fmt::format("{} code runs only on its family (sm_{}{} and later minor versions), "
+                                                 "the target is {}", code.processor, c->major, c->minor, target.processor)};
+      r.generic = true;
+      r.distance = c->is_virtual ? 100 + (tv - cv) : tv - cv;
+      return {"processor", "pass", fmt::format("{} {} runs on {} (family-specific: same major version, minor not "
+                                               "below)", code.processor, what, target.processor)};
+    }
     if (c->is_virtual && cv <= tv) {
       r.generic = true;
+      r.distance = 100 + (tv - cv);
       return {"processor", "pass",
-              fmt::format("PTX for {} is compiled for {} by the CUDA driver at load time", code.processor, target.processor)};
+              fmt::format("PTX for {} is compiled for {} by the CUDA driver at load time", code.processor, gpu)};
     }
     if (!c->is_virtual && c->major == t->major && c->minor <= t->minor) {
       r.generic = true;
+      r.distance = tv - cv;
       return {"processor", "pass",
-              fmt::format("a {} cubin runs on {} (same major version, CUDA binary compatibility)", code.processor,
-                          target.processor)};
+              fmt::format("an {} cubin runs on {} (same major version, CUDA binary compatibility)", plain, gpu)};
     }
+    if (!c->is_virtual)
+      return {"processor", "fail", fmt::format("an {} cubin runs only on sm_{}{} to sm_{}9, the target is {}", plain,
+                                               c->major, c->minor, c->major, target.processor)};
+    return {"processor", "fail", fmt::format("PTX for {} needs a GPU of at least that compute capability, the target "
+                                             "is {}", code.processor, target.processor)};
   }
   return {"processor", "fail", fmt::format("the code object is for {}, the target is {}", code.processor, target.processor)};
 }

@@ -73,6 +73,11 @@ struct CheckResult {
   bool compatible = false;
   bool generic = false;          // matched through a generic target
   int features_any = 0;          // target features the code object leaves as "any"
+  // NVPTX: how far the code is from the target, what the CUDA driver's choice
+  // follows: a cubin's minor versions below the GPU's (0: the GPU's own), PTX
+  // 100 + the compute capabilities between (a compatible cubin is preferred
+  // over JIT-compiling PTX: offloadtool's rule, NVIDIA documents no order).
+  int distance = 0;
   std::vector<Step> steps;       // in rule order; the first "fail" decides
   std::string reason() const;    // the first failing step's detail ("" when compatible)
 };

@@ -150,6 +150,9 @@ std::optional<NvptxArch> parse_nvptx_arch(std::string_view name) {
   if (digits.ends_with('a')) {
     a.arch_specific = true;
     digits.remove_suffix(1);
+  } else if (digits.ends_with('f')) {
+    a.family_specific = true;
+    digits.remove_suffix(1);
   }
   if (digits.size() < 2 || digits.size() > 3 || digits.front() == '0') return std::nullopt;
   for (char c : digits)

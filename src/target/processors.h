@@ -59,12 +59,13 @@ std::optional<std::string_view> closest_processor(std::string_view name);
 // or a value whose fields do not fit a gfx name.
 std::string gfx_name_from_version(std::uint32_t version);
 
-// NVPTX architectures: "sm_<major><minor>[a]" (real, cubin) and
-// "compute_<major><minor>[a]" (virtual, PTX).
+// NVPTX architectures: "sm_<major><minor>[a|f]" (real, cubin) and
+// "compute_<major><minor>[a|f]" (virtual, PTX).
 struct NvptxArch {
   bool is_virtual = false;   // compute_*
   int major = 0, minor = 0;  // sm_86 -> 8, 6; sm_100 -> 10, 0
   bool arch_specific = false;  // the "a" suffix (sm_90a): runs only on exactly that GPU
+  bool family_specific = false;  // the "f" suffix (sm_100f): runs on its family, same major, minor not below
   bool known_to_llvm19 = false;
 };
 std::optional<NvptxArch> parse_nvptx_arch(std::string_view name);

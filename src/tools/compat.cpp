@@ -205,10 +205,12 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
       const compat::Candidate& c = s.candidates[*s.chosen];
       out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", printable(c.entry.id), printable(c.location),
                          c.entry.size,
-                         c.entry.offset.value_or(c.entry.local_offset), c.entry.compressed ? " of the decompressed bundle" : "");
+                         c.entry.offset.value_or(c.entry.local_offset), !c.entry.compressed      ? ""
+                         : c.entry.kind.empty() ? " of the decompressed bundle"
+                                                : ", compressed");
     } else if (s.candidates.empty()) {
       out += fmt::format("no entry of {} fits {}: it holds no device code (no bundle, compressed bundle, offload "
-                         "binary or bundle section)\n", printable(path), printable(target.text));
+                         "binary, NVIDIA fatbin or bundle section)\n", printable(path), printable(target.text));
     } else {
       out += fmt::format("no entry of {} fits {}\n", printable(path), printable(target.text));
     }
@@ -234,9 +236,7 @@ int do_verify(const std::vector<std::string>& paths, bool as_json) {
     std::size_t file_entries = 0;
     for (const compat::FoundContainer& c : found) file_entries += c.entries.size();
     if (file_entries == 0 && findings.empty())
-      findings.push_back({"no-device-code", "error", path, {},
-                          "no device code found (no offload bundle, compressed bundle, offload binary or bundle "
-                          "section, in any archive member)"});
+      findings.push_back({"no-device-code", "error", path, {}, kNoDeviceCode});
     std::string cj, fj;
     for (const compat::FoundContainer& c : found) {
       ++containers;

@@ -29,6 +29,8 @@ cli::AppletBody define_wrap(CLI::App& app);
 // list, size, unbundle --extract-dir.
 void add_threads_option(CLI::App& app, contents::Limits& limits);
 // The error of list and size for a file the walk found nothing in.
+// "no device code found (...)": what list, size, unbundle and compat say of a file without any.
+extern const char* const kNoDeviceCode;
 [[noreturn]] void fail_no_device_code(const std::string& file);
 
 // Writes `s` to standard output as it is.

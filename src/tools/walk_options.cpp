@@ -13,9 +13,10 @@ void add_threads_option(CLI::App& app, contents::Limits& limits) {
       ->check(CLI::Range(1, 256));
 }
 
-void fail_no_device_code(const std::string& file) {
-  fail(file, "no device code found (no offload bundle, compressed bundle, offload binary or bundle section, in any "
-             "archive member)");
-}
+const char* const kNoDeviceCode =
+    "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin or bundle section, in "
+    "any archive member)";
+
+void fail_no_device_code(const std::string& file) { fail(file, "{}", kNoDeviceCode); }
 
 }  // namespace ot::tools

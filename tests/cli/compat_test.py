@@ -195,8 +195,8 @@ def run_select(root):
     c.put('plain.o', b'not device code\n')
     rc, out, err = c.run('select', 'plain.o', '--target', 'gfx906')
     check('select: a file without device code', rc == 1 and out.startswith(
-        'no entry of plain.o fits gfx906: it holds no device code (no bundle, compressed bundle, offload binary or '
-        'bundle section)\nhint: build with --offload-arch=gfx906') and err == '', out + err)
+        'no entry of plain.o fits gfx906: it holds no device code (no bundle, compressed bundle, offload binary, '
+        'NVIDIA fatbin or bundle section)\nhint: build with --offload-arch=gfx906') and err == '', out + err)
     expect('select: missing file', c, ['select', 'nope.bc', '--target', 'gfx906'], 2, '',
            E + "'nope.bc': No such file or directory\n")
     expect('select: bad target', c, ['select', '19-hip2.bc', '--target', 'gfx906:sramecc'], 2, '',

@@ -280,12 +280,12 @@ def error_cases(root, built):
     c = Case(root, 'list', {'libk.so': built['libk.so'], 'notes.txt': b'hello\n'})
     rc, out, err = c.run('notes.txt', 'libk.so')
     check('list: a file without device code is an error, the others are still listed',
-          rc == 1 and err == E + 'notes.txt: no device code found (no offload bundle, compressed bundle, offload binary '
-          'or bundle section, in any archive member)\n' and out.startswith('libk.so, section .hip_fatbin'), (rc, out, err))
+          rc == 1 and err == E + 'notes.txt: no device code found (no offload bundle, compressed bundle, offload binary, '
+          'NVIDIA fatbin or bundle section, in any archive member)\n' and out.startswith('libk.so, section .hip_fatbin'), (rc, out, err))
     rc, j, err = list_json(c, 'notes.txt', 'libk.so')
     check('list --json: the failing file has 0 entries and its error, exit 1', rc == 1 and j and
           j['files'] == [{'file': 'notes.txt', 'entries': 0, 'error': 'notes.txt: no device code found (no offload '
-                          'bundle, compressed bundle, offload binary or bundle section, in any archive member)'},
+                          'bundle, compressed bundle, offload binary, NVIDIA fatbin or bundle section, in any archive member)'},
                          {'file': 'libk.so', 'entries': 3}] and
           err == E + j['files'][0]['error'] + '\n', (rc, j, err))
     expect('list: missing file', c, ['nope'], 1, '', E + "'nope': No such file or directory\n")

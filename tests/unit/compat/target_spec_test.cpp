@@ -175,8 +175,29 @@ TEST_CASE("runtime rules: any/on/off, generic targets, kinds") {
   CHECK_FALSE(compatible("sm_86", "sm_80"));
   CHECK_FALSE(compatible("sm_75", "sm_80"));
   CHECK(compatible("compute_70", "sm_89"));
-  CHECK_FALSE(compatible("sm_90a", "sm_90"));
+  // The target is a GPU: an sm_90a cubin runs on a 9.0 GPU, however the target
+  // is spelled (this said it did not on "sm_90" before).
+  CHECK(compatible("sm_90a", "sm_90"));
   CHECK(compatible("sm_90a", "sm_90a"));
+  CHECK_FALSE(compatible("sm_90a", "sm_100"));
+  CHECK_FALSE(compatible("compute_90a", "sm_100"));
+  CHECK(compatible("compute_90a", "sm_90"));
+  // Family-specific targets (CUDA 12.9): the family, same major, minor not below.
+  CHECK(compatible("sm_100f", "sm_103"));
+  CHECK(compatible("compute_100f", "sm_103"));
+  CHECK_FALSE(compatible("sm_103f", "sm_100"));
+  CHECK_FALSE(compatible("sm_100f", "sm_110"));
+  CHECK_FALSE(compatible("compute_100f", "sm_120"));
+  CHECK(compatible("compute_100", "sm_120"));
+}
+
+TEST_CASE("CUDA: the driver's order, nearest cubin first, then the newest PTX") {
+  auto distance = [](const char* code, const char* gpu) { return check(parse_spec(code), parse_spec(gpu)).distance; };
+  CHECK(distance("sm_86", "sm_86") == 0);
+  CHECK(distance("sm_80", "sm_86") == 6);
+  CHECK(distance("sm_80", "sm_86") < distance("compute_86", "sm_86"));  // our rule: a cubin before PTX
+  CHECK(distance("compute_86", "sm_89") < distance("compute_80", "sm_89"));
+  CHECK(distance("sm_100f", "sm_103") == 3);
 }
 
 TEST_CASE("explanation trace: each rule and its verdict") {
