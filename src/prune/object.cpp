@@ -7,6 +7,9 @@
 //   __CLANG_OFFLOAD_BUNDLE__<id>  one entry per section (what the bundler's -type=o writes): a
 //                               dropped entry's section is removed, the sections renumbered
 //   .llvm.offloading            concatenated OffloadBinaries (SHT_LLVM_OFFLOADING)
+//   .nv_fatbin, __nv_relfatbin  NVIDIA fatbins one after another, each pruned (one may keep no
+//                               entry: an empty fatbin) and packed as .hip_fatbin's bundles; the
+//                               relocations of .nvFatBinSegment's records at a fatbin start move
 //
 // The same for COFF objects. object::edit_object re-lays the object out (a
 // relocatable file has no addresses) and fixes section indices, symbols and
@@ -18,6 +21,7 @@
 #include "object/bundle_sections.h"
 #include "object/object_file.h"
 #include "formats/bundle_sequence.h"
+#include "formats/nv_fatbin.h"
 #include "prune/kinds.h"
 #include "prune/object_plan.h"
 #include "support/error.h"
@@ -47,6 +51,12 @@ struct SectionView {
   std::uint64_t align;      // a power of two
   std::uint32_t type;       // ELF sh_type; 0 for COFF
 };
+
+// NVIDIA's fatbin sections: .nv_fatbin (linked device code), __nv_relfatbin
+// (relocatable device code, -rdc), and COFF's 8-byte ".nv_fatb".
+bool is_fatbin_section(std::string_view name) {
+  return name == ".nv_fatbin" || name == "__nv_relfatbin" || name == ".nv_fatb";
+}
 
 std::uint64_t power_of_two_or_1(std::uint64_t a) { return std::has_single_bit(a) && a <= 0x10000 ? a : 1; }
 
@@ -85,6 +95,7 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
   edit.keep_defined_symbols = true;
   std::set<std::string, std::less<>> remove;
   Report sections{"bundle sections", {}, 0, 0};  // the __CLANG_OFFLOAD_BUNDLE__ entries, for check_not_empty
+  Report fatbin_entries{"NVIDIA fatbins", {}, 0, 0};  // every fatbin section's, for check_not_empty
   bool found = false;
 
   for (const SectionView& v : views) {
@@ -106,29 +117,44 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
     // An empty section holds no container: with nothing else, prune_object
     // says there is nothing to prune (an archive member is then not an object
     // holding device code).
-    if (data.empty() && (name == ".hip_fatbin" || name == ".llvm.offloading" ||
+    if (data.empty() && (name == ".hip_fatbin" || is_fatbin_section(name) || name == ".llvm.offloading" ||
                          v.type == object::elf::SHT_LLVM_OFFLOADING))
       continue;
-    if (name == ".hip_fatbin") {
+    const bool hip = name == ".hip_fatbin", nv = is_fatbin_section(name);
+    if (hip || nv) {
       found = true;
-      const auto spans = rebase_errors(at, [&] { return formats::split_bundles(data, label); });
-      if (spans.empty() && !data.empty()) fail_at({label, at}, "the section does not start with an offload bundle");
+      // The items one after another: bundles, or NVIDIA fatbins (each may keep
+      // no entry: the file as a whole must keep some, checked below).
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> items;
+      if (hip) {
+        for (const formats::BundleSpan& sp : rebase_errors(at, [&] { return formats::split_bundles(data, label); }))
+          items.emplace_back(sp.offset, sp.size);
+        if (items.empty() && !data.empty()) fail_at({label, at}, "the section does not start with an offload bundle");
+      } else {
+        if (!formats::has_fatbin_magic(data)) fail_at({label, at}, "the section does not start with an NVIDIA fatbin");
+        for (const formats::Fatbin& f : formats::read_fatbins(ByteSource(data), label, at))
+          items.emplace_back(f.offset, f.size);
+      }
+      Selection each = selection;
+      if (nv) each.allow_empty = true;
+      const char* item_name = hip ? "bundle" : "fatbin";
       object::NewContents c;
-      std::map<std::uint64_t, std::uint64_t> starts;  // old bundle start -> new
+      std::map<std::uint64_t, std::uint64_t> starts;  // old item start -> new
       bool dropped = false;
-      for (std::size_t k = 0; k < spans.size(); ++k) {
-        const formats::BundleSpan& s = spans[k];
+      for (std::size_t k = 0; k < items.size(); ++k) {
+        const auto [offset, size] = items[k];
         c.bytes.pad_to(v.align);
-        starts[s.offset] = c.bytes.size();
+        starts[offset] = c.bytes.size();
         object::Layout pruned;
-        const Bytes bundle = data.subspan(s.offset, s.size);
-        Report r = prune_piece(in, bundle, at + s.offset, selection, label, pruned);
+        const Bytes item = data.subspan(offset, size);
+        Report r = prune_piece(in, item, at + offset, each, label, pruned);
         for (EntryReport& e : r.entries) {
-          e.where = spans.size() == 1 ? where : fmt::format("{}, bundle {} at 0x{:x}", where, k + 1, s.offset);
+          e.where = items.size() == 1 ? where : fmt::format("{}, {} {} at 0x{:x}", where, item_name, k + 1, offset);
           plan.report.entries.push_back(e);
+          if (nv) fatbin_entries.entries.push_back(e);
         }
         if (r.dropped() == 0) {  // as it was (a CCOB is not compressed again)
-          c.bytes.bytes_of(in, bundle);
+          c.bytes.bytes_of(in, item);
           continue;
         }
         dropped = true;
@@ -141,7 +167,7 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
         if (it == starts.end()) return std::nullopt;
         return it->second;
       };
-      c.places = "the start of a bundle";
+      c.places = hip ? "the start of a bundle" : "the start of a fatbin";
       edit.replace.emplace(v.index, std::move(c));
       continue;
     }
@@ -166,6 +192,7 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
   }
   if (!found) return std::nullopt;
   check_not_empty(selection, sections, file);
+  check_not_empty(selection, fatbin_entries, file);
   if (!remove.empty()) edit.remove = [remove](std::string_view n) { return remove.contains(n); };
   plan.layout = object::edit_object(in, base, obj, file, std::move(edit));
   plan.report.size_after = plan.layout.size();
@@ -176,8 +203,8 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
 
 bool holds_container(Bytes obj, const std::string& file) {
   for (const object::SectionInfo& s : object::read_sections(obj, file))
-    if (s.name.starts_with(kBundleSectionPrefix) || s.name == ".hip_fatbin" || s.name == ".llvm.offloading" ||
-        s.type == object::elf::SHT_LLVM_OFFLOADING)
+    if (s.name.starts_with(kBundleSectionPrefix) || s.name == ".hip_fatbin" || is_fatbin_section(s.name) ||
+        s.name == ".llvm.offloading" || s.type == object::elf::SHT_LLVM_OFFLOADING)
       return true;
   return false;
 }
@@ -204,11 +231,12 @@ Report prune_object(const InputFile& in, const Selection& selection, const std::
   std::optional<ObjectPlan> plan = plan_object(in, 0, in.bytes(), selection, file, "");
   if (!plan)
     for (const object::SectionInfo& s : object::read_sections(in.bytes(), file))
-      if (s.name == ".hip_fatbin" || s.name == ".llvm.offloading" || s.type == object::elf::SHT_LLVM_OFFLOADING)
+      if (s.name == ".hip_fatbin" || is_fatbin_section(s.name) || s.name == ".llvm.offloading" ||
+          s.type == object::elf::SHT_LLVM_OFFLOADING)
         fail_at({file, 0}, "section {} is empty: nothing to prune", s.name);
   if (!plan)
     fail_at({file, 0}, "the object holds no offload container (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__ sections, "
-            ".llvm.offloading)");
+            ".llvm.offloading, .nv_fatbin, __nv_relfatbin)");
   plan->layout.emit(sink);
   return std::move(plan->report);
 }

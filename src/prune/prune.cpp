@@ -1,13 +1,17 @@
 #include "prune/prune.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <tuple>
 
 #include "compress/ccob.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
+#include "formats/nv_fatbin.h"
 #include "formats/offload_binary.h"
+#include "target/processors.h"
 
 namespace ot::prune {
 
@@ -192,7 +196,84 @@ Report prune_offload_binaries(Bytes data, const Selection& selection, const std:
   return r;
 }
 
+// NVIDIA fatbins one after another (zero padding between them is dropped):
+// each keeps what fatbin_keeps says, its kept entries' headers and payloads
+// as stored (nothing is decompressed), under a new 16-byte header. A fatbin
+// left without entries stays as an empty fatbin: a program's record points at it.
+Report prune_fatbins(Bytes data, const Selection& selection, const std::string& file, std::vector<Piece>& out) {
+  Report r{"NVIDIA fatbins", {}, data.size(), 0};
+  for (const formats::Fatbin& f : formats::read_fatbins(ByteSource(data), file)) {
+    const std::vector<bool> keep = fatbin_keeps(selection, f);
+    std::vector<std::size_t> kept;
+    for (std::size_t i = 0; i < f.entries.size(); ++i) {
+      r.entries.push_back({f.entries[i].target(), f.entries[i].uncompressed_size(), keep[i]});
+      if (keep[i]) kept.push_back(i);
+    }
+    const Bytes bytes = data.subspan(f.offset, f.size);
+    if (kept.size() == f.entries.size()) {
+      out.push_back({{}, bytes, 0});
+      r.size_after += bytes.size();
+      continue;
+    }
+    std::array<std::byte, formats::kFatbinHeaderSize> header{};
+    std::vector<Bytes> pieces = formats::prune_fatbin(bytes, f, kept, header);
+    out.push_back({std::vector<std::byte>(header.begin(), header.end()), {}, 0});
+    r.size_after += header.size();
+    for (std::size_t i = 1; i < pieces.size(); ++i) {
+      out.push_back({{}, pieces[i], 0});
+      r.size_after += pieces[i].size();
+    }
+  }
+  check_not_empty(selection, r, file);
+  return r;
+}
+
 }  // namespace
+
+std::vector<bool> fatbin_keeps(const Selection& selection, const formats::Fatbin& f) {
+  const std::size_t n = f.entries.size();
+  std::vector<std::optional<compat::TargetSpec>> specs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint16_t kind = f.entries[i].kind;
+    if (kind == formats::kFatbinKindElf || kind == formats::kFatbinKindPtx) specs[i] = compat::parse_spec(f.entries[i].target());
+  }
+  std::vector<bool> hit(n, false);
+  for (const compat::TargetSpec& t : selection.targets) {
+    if (t.family != compat::Family::Nvptx) continue;
+    const std::optional<target::NvptxArch> a = target::parse_nvptx_arch(t.processor);
+    if (!a) continue;
+    const unsigned number = static_cast<unsigned>(a->major * 10 + a->minor);
+    // An entry of a kind we do not know goes with the targets of its arch number.
+    for (std::size_t i = 0; i < n; ++i)
+      if (!specs[i] && f.entries[i].arch == number) hit[i] = true;
+    if (selection.mode == Selection::Mode::Drop) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (specs[i] && specs[i]->processor == t.processor) hit[i] = true;
+      continue;
+    }
+    // What a GPU of that compute capability loads: for sm_XY the nearest
+    // cubin, else the newest PTX; for compute_XY the PTX it would JIT.
+    const compat::TargetSpec gpu = compat::parse_spec(
+        fmt::format("sm_{}{}", number, a->arch_specific ? "a" : a->family_specific ? "f" : ""));
+    std::optional<std::size_t> best;
+    std::tuple<bool, int> best_rank{};
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!specs[i]) continue;
+      if (a->is_virtual && !target::parse_nvptx_arch(specs[i]->processor)->is_virtual) continue;
+      const compat::CheckResult c = compat::check(*specs[i], gpu);
+      if (!c.compatible) continue;
+      const std::tuple<bool, int> rank{c.generic, c.distance};
+      if (!best || rank < best_rank) {
+        best = i;
+        best_rank = rank;
+      }
+    }
+    if (best) hit[*best] = true;
+  }
+  if (selection.mode == Selection::Mode::Keep) return hit;
+  for (std::size_t i = 0; i < n; ++i) hit[i] = !hit[i];
+  return hit;
+}
 
 std::uint64_t Report::dropped() const {
   return static_cast<std::uint64_t>(std::ranges::count(entries, false, &EntryReport::kept));
@@ -232,6 +313,7 @@ bool stays(const Selection& selection, std::string_view id, const Where& where) 
 
 std::string container_kind(Bytes data) {
   if (formats::has_ccob_magic(data)) return "compressed bundle";
+  if (formats::has_fatbin_magic(data)) return "NVIDIA fatbins";
   if (formats::has_offload_binary_magic(data)) return "offload binaries";
   if (formats::has_binary_bundle_magic(data)) return "binary bundle";
   if (formats::find_text_comment(data)) return "text bundle";
@@ -242,6 +324,7 @@ Report prune_container(Bytes data, const Selection& selection, const std::string
   if (formats::has_ccob_magic(data)) return prune_ccob(data, selection, file, sink);
   std::vector<Piece> pieces;
   Report r = formats::has_offload_binary_magic(data) ? prune_offload_binaries(data, selection, file, pieces)
+             : formats::has_fatbin_magic(data)       ? prune_fatbins(data, selection, file, pieces)
                                                       : prune_plain(data, selection, file, pieces);
   emit(pieces, sink);
   return r;

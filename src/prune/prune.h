@@ -8,6 +8,7 @@
 //               text bundle     the dropped entries' marker-to-marker ranges cut out
 //               CCOB (v1-v3)    decompressed, pruned, compressed again (compress/ccob)
 //               OffloadBinary   concatenated binaries; the dropped ones left out
+//               NVIDIA fatbins  each fatbin's kept entries as stored, under a new header
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,9 @@
 
 namespace ot {
 class InputFile;
+}
+namespace ot::formats {
+struct Fatbin;
 }
 
 namespace ot::prune {
@@ -48,6 +52,18 @@ bool selects(const compat::TargetSpec& target, const compat::TargetSpec& entry);
 // `id` stays: host entries always do. An ID that does not parse is an error
 // (`where` names it), since nothing can say whether it was meant.
 bool stays(const Selection& selection, std::string_view id, const Where& where);
+
+// Which entries of the NVIDIA fatbin `f` stay, under the CUDA driver's rules
+// and per fatbin (each is a module the program loads on its own):
+//   --keep sm_86       what an sm_86 GPU loads: the cubin of the same major
+//                      version and the highest minor not above (sm_80), else
+//                      the newest PTX not above it (compat's order)
+//   --keep compute_86  the PTX an sm_86 GPU would JIT-compile (the newest not above)
+//   --drop sm_35       the entries for exactly that target (sm_35 cubins; compute_35 PTX by that name)
+// An entry of a kind we do not know goes with the targets of its arch number.
+// Non-NVPTX targets select nothing here. A fatbin may keep no entry: the
+// caller decides whether the file keeps any device code.
+std::vector<bool> fatbin_keeps(const Selection& selection, const formats::Fatbin& f);
 
 struct EntryReport {
   std::string id;

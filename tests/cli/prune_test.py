@@ -609,7 +609,7 @@ def test_object_bad_input(root):
         'krdc.o: no device entry of the bundle sections would stay (--allow-empty writes it without any)\n')
     bad('no device code', ['--keep', 'gfx906', 'host.o'],
         'host.o: the object holds no offload container (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__ sections, '
-        '.llvm.offloading), at offset 0x0\n')
+        '.llvm.offloading, .nv_fatbin, __nv_relfatbin), at offset 0x0\n')
     bad('archive without device code', ['--keep', 'gfx906', 'host.a'],
         'host.a: no member of the archive holds device code (an object with it, a bundle, a compressed bundle, '
         'offload binaries), at offset 0x0\n')
