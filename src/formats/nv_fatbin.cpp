@@ -209,13 +209,20 @@ std::vector<Bytes> prune_fatbin(Bytes fatbin, const Fatbin& f, const std::vector
   std::vector<Bytes> pieces;
   std::uint64_t entries = 0;
   for (std::size_t i : keep) entries += f.entries[i].end() - f.entries[i].offset;
-  std::memcpy(header_out.data(), fatbin.data(), 8);
+  // From the fields (the reader takes version 1 only): reading the fatbin's
+  // own header would map its page in.
+  store_le<std::uint32_t>(header_out.data(), kFatbinMagic);
+  store_le<std::uint16_t>(header_out.data() + 4, 1);
   store_le<std::uint16_t>(header_out.data() + 6, kFatbinHeaderSize);
   store_le<std::uint64_t>(header_out.data() + 8, entries);
   pieces.push_back(Bytes(header_out));
-  for (std::size_t i : keep) {
-    const FatbinEntry& e = f.entries[i];
-    pieces.push_back(fatbin.subspan(e.offset - f.offset, e.end() - e.offset));
+  // Entries kept one after another are one piece.
+  for (std::size_t k = 0; k < keep.size();) {
+    std::size_t last = k;
+    while (last + 1 < keep.size() && keep[last + 1] == keep[last] + 1) ++last;
+    const FatbinEntry& first = f.entries[keep[k]];
+    pieces.push_back(fatbin.subspan(first.offset - f.offset, f.entries[keep[last]].end() - first.offset));
+    k = last + 1;
   }
   return pieces;
 }

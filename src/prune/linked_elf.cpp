@@ -4,6 +4,11 @@
 // the section's start, each at its old alignment:
 //   HIP      .hip_fatbin        bundles (prune_container each), registered by
 //                               the __hip_fatbin_wrapper records of .hipFatBinSegment
+//   CUDA     .nv_fatbin and     NVIDIA fatbins (prune_container each: an empty fatbin
+//            __nv_relfatbin     where none stays), registered by the __fatBinC_Wrapper_t
+//                               records of .nvFatBinSegment (v1 and v2: the data pointer
+//                               moves; v2's list of prelinked fatbins lies in .bss); a
+//                               fatbin no record points at keeps its start address
 //   OpenMP   .llvm.offloading   offload binaries, kept or dropped whole, registered
 //                               by the __tgt_device_image records {ImageStart,
 //                               ImageEnd, EntriesBegin, EntriesEnd} that the
@@ -32,6 +37,10 @@
 //   after    | ELF header, (old) | ... | .hip_fatbin (1) | phdrs |pad| .eh_frame ... | .data ... | shdrs |
 //                                                                     ^ same vaddr, file offset - P
 //
+// A file holding both .nv_fatbin and __nv_relfatbin (libcufft) has the larger
+// one packed and the file shrunk after it; the other is packed in place, its
+// freed bytes zeros (the note says so), with the same pointer moves.
+//
 // Only ELF64 little-endian x86_64 and AArch64 files are pruned.
 #include <algorithm>
 #include <deque>
@@ -40,6 +49,7 @@
 #include <set>
 
 #include "formats/bundle_sequence.h"
+#include "formats/nv_fatbin.h"
 #include "formats/offload_binary.h"
 #include "object/object_file.h"
 #include "prune/kinds.h"
@@ -77,6 +87,15 @@ std::optional<Machine> machine_of(std::uint16_t m) {
   return std::nullopt;
 }
 
+void emit_zeros(std::uint64_t n, const compress::Sink& sink) {
+  static const std::byte kZero[4096] = {};
+  for (; n > 0;) {
+    std::uint64_t k = std::min<std::uint64_t>(n, sizeof kZero);
+    sink(Bytes(kZero, k));
+    n -= k;
+  }
+}
+
 // Byte edits on top of the input, applied as its ranges are emitted.
 class Patches {
  public:
@@ -90,42 +109,58 @@ class Patches {
     put_bytes(off, std::move(b));
   }
   void put_bytes(std::uint64_t off, std::vector<std::byte> b) {
-    // Each structure is patched whole, once: two that overlap are structures
-    // of the file sharing bytes (a symbol table over a relocation section).
-    auto next = edits_.lower_bound(off);
-    if ((next != edits_.end() && next->first < off + b.size() && !(next->first == off && next->second.size() == b.size())) ||
-        (next != edits_.begin() && std::prev(next)->first + std::prev(next)->second.size() > off))
-      fail_at({file_, off}, "two structures to rewrite share bytes: not pruned");
-    edits_[off] = std::move(b);
+    Edit e;
+    e.size = b.size();
+    e.owned = std::move(b);
+    e.pieces = {Bytes(e.owned)};
+    add(off, std::move(e));
+  }
+  // A range rewritten as `pieces` (views that outlive the patches) followed by
+  // zeros up to `size` bytes: a section pruned in place.
+  void put_region(std::uint64_t off, std::uint64_t size, std::vector<Bytes> pieces) {
+    Edit e;
+    e.size = size;
+    e.pieces = std::move(pieces);
+    add(off, std::move(e));
   }
   bool any_in(std::uint64_t from, std::uint64_t to) const {
     auto it = edits_.lower_bound(from);
     return (it != edits_.end() && it->first < to) ||
-           (it != edits_.begin() && std::prev(it)->first + std::prev(it)->second.size() > from);
+           (it != edits_.begin() && std::prev(it)->first + std::prev(it)->second.size > from);
   }
   // Input [from, to) with the edits that start in it (none crosses `to`).
   void emit(Bytes input, std::uint64_t from, std::uint64_t to, const compress::Sink& sink) const {
     for (auto it = edits_.lower_bound(from); it != edits_.end() && it->first < to; ++it) {
       if (it->first > from) sink(input.subspan(from, it->first - from));
-      sink(it->second);
-      from = it->first + it->second.size();
+      std::uint64_t n = 0;
+      for (Bytes p : it->second.pieces) {
+        sink(p);
+        n += p.size();
+      }
+      emit_zeros(it->second.size - n, sink);
+      from = it->first + it->second.size;
     }
     if (to > from) sink(input.subspan(from, to - from));
   }
 
  private:
-  std::string file_;
-  std::map<std::uint64_t, std::vector<std::byte>> edits_;
-};
-
-void emit_zeros(std::uint64_t n, const compress::Sink& sink) {
-  static const std::byte kZero[4096] = {};
-  for (; n > 0;) {
-    std::uint64_t k = std::min<std::uint64_t>(n, sizeof kZero);
-    sink(Bytes(kZero, k));
-    n -= k;
+  struct Edit {
+    std::uint64_t size = 0;
+    std::vector<std::byte> owned;
+    std::vector<Bytes> pieces;
+  };
+  void add(std::uint64_t off, Edit e) {
+    // Each structure is patched whole, once: two that overlap are structures
+    // of the file sharing bytes (a symbol table over a relocation section).
+    auto next = edits_.lower_bound(off);
+    if ((next != edits_.end() && next->first < off + e.size && !(next->first == off && next->second.size == e.size)) ||
+        (next != edits_.begin() && std::prev(next)->first + std::prev(next)->second.size > off))
+      fail_at({file_, off}, "two structures to rewrite share bytes: not pruned");
+    edits_[off] = std::move(e);
   }
-}
+  std::string file_;
+  std::map<std::uint64_t, Edit> edits_;
+};
 
 // One item of the device code section (a bundle, an offload binary), pruned:
 // its pieces are kept until the whole file was checked. Pieces inside the
@@ -140,7 +175,26 @@ struct Item {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> images = {};
 };
 
-enum class Kind { Hip, OpenMp };
+enum class Kind { Hip, OpenMp, Cuda };
+
+// A device code section pruned in place (the smaller of .nv_fatbin and
+// __nv_relfatbin where a file has both): its items packed at its start, zeros
+// after them, its size and address as they were.
+struct InPlace {
+  std::size_t index = 0;
+  std::uint64_t off = 0, size = 0, addr = 0;
+  std::vector<Item> items;
+};
+
+// The records that register device code with the runtime: 24 bytes, a magic,
+// then (at +8) the pointer to the item.
+struct WrapperKind {
+  const char* section;    // ".hipFatBinSegment"
+  const char* record;     // "__hip_fatbin_wrapper"
+  std::uint32_t magic;
+};
+constexpr WrapperKind kHipWrappers{".hipFatBinSegment", "__hip_fatbin_wrapper", kHipWrapperMagic};
+constexpr WrapperKind kCudaWrappers{".nvFatBinSegment", "__fatBinC_Wrapper_t", formats::kFatbinWrapperMagic};
 
 // struct __tgt_device_image { void *ImageStart, *ImageEnd; __tgt_offload_entry *EntriesBegin, *EntriesEnd; }
 constexpr std::uint64_t kImageRecord = 32;
@@ -156,8 +210,12 @@ class LinkedPruner {
                          std::ranges::any_of(phdrs_, [](const Phdr& p) { return p.p_type == elf::PT_INTERP; });
     report_.container = fmt::format("{} (ELF, {})", program ? "executable" : "shared library", name_);
     report_.size_before = data_.size();
+    check_dynamic();
+    read_relocations();
     if (kind_ == Kind::Hip)
       prune_bundles();
+    else if (kind_ == Kind::Cuda)
+      prune_fatbins();
     else
       prune_offload_binaries();
     find_pointers();
@@ -190,21 +248,34 @@ class LinkedPruner {
     for (std::uint64_t i = 0; i < eh.e_phnum; ++i)
       phdrs_.push_back(r_.read<Phdr>(eh.e_phoff + i * sizeof(Phdr), "program header"));
 
+    std::vector<std::size_t> fatbin_sections;
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const std::string& n = elf_.names[i];
-      if (n == ".hipFatBinSegment") wrappers_ = i;
+      if (n == ".hipFatBinSegment" || n == ".nvFatBinSegment") wrapper_sections_.push_back(i);
       if (n.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
         fail_at({file_, elf_.header_offset(i)}, "section {} of a linked file is not pruned", n);
-      if (n != ".hip_fatbin" && n != ".llvm.offloading") continue;
+      const bool cuda = n == ".nv_fatbin" || n == "__nv_relfatbin";
+      if (n != ".hip_fatbin" && n != ".llvm.offloading" && !cuda) continue;
       if (section_ && n == name_)
         fail_at({file_, elf_.header_offset(i)}, "the file holds two {} sections: not pruned", n);
-      if (section_)
-        fail_at({file_, elf_.header_offset(i)}, "the file holds both .hip_fatbin and .llvm.offloading: not pruned");
+      if (section_ && !(cuda && kind_ == Kind::Cuda))
+        fail_at({file_, elf_.header_offset(i)}, "the file holds both {} and {}: not pruned", name_, n);
+      if (cuda) fatbin_sections.push_back(i);
+      // Of two fatbin sections the larger is packed and shrinks the file; the other is packed in place.
+      if (section_ && elf_.shdrs[i].sh_size <= elf_.shdrs[*section_].sh_size) continue;
       section_ = i;
       name_ = n;
-      kind_ = n == ".hip_fatbin" ? Kind::Hip : Kind::OpenMp;
+      kind_ = n == ".hip_fatbin" ? Kind::Hip : n == ".llvm.offloading" ? Kind::OpenMp : Kind::Cuda;
     }
-    if (!section_) fail_at({file_, 0}, "no .hip_fatbin or .llvm.offloading section: nothing to prune");
+    if (!section_)
+      fail_at({file_, 0}, "no .hip_fatbin, .llvm.offloading, .nv_fatbin or __nv_relfatbin section: nothing to prune");
+    for (std::size_t i : fatbin_sections) {
+      if (i == *section_) continue;
+      const Shdr& s = elf_.shdrs[i];
+      if (s.sh_type == elf::SHT_NOBITS || !(s.sh_flags & elf::SHF_ALLOC))
+        fail_at({file_, elf_.header_offset(i)}, "{} is not an allocated section with contents", elf_.names[i]);
+      in_place_.push_back({i, s.sh_offset, s.sh_size, s.sh_addr, {}});
+    }
     const Shdr& sec = elf_.shdrs[*section_];
     if (sec.sh_type == elf::SHT_NOBITS || !(sec.sh_flags & elf::SHF_ALLOC))
       fail_at({file_, elf_.header_offset(*section_)}, "{} is not an allocated section with contents", name_);
@@ -228,9 +299,12 @@ class LinkedPruner {
   // Prunes the item at [offset, offset + size) of the section into `it`, with
   // `selection`; its report entries go to the file's report.
   Report prune_item(Item& it, const Selection& selection, const std::string& where) {
-    Bytes section = data_.subspan(sec_off_, sec_size_);
-    Report r = rebase_errors(sec_off_ + it.offset, [&] {
-      return prune_container(section.subspan(it.offset, it.size), selection, file_, [&](Bytes piece) {
+    return prune_item(it, data_.subspan(sec_off_, sec_size_), sec_off_, selection, where);
+  }
+  // The same in the section `section` at file offset `off`.
+  Report prune_item(Item& it, Bytes section, std::uint64_t off, const Selection& selection, const std::string& where) {
+    Report r = rebase_errors(off + it.offset, [&] {
+      const compress::Sink keep = [&](Bytes piece) {
         if (piece.empty()) return;
         if (piece.data() >= data_.data() && piece.data() + piece.size() <= data_.data() + data_.size()) {
           it.pieces.push_back(piece);
@@ -238,7 +312,14 @@ class LinkedPruner {
           owned_.emplace_back(piece.begin(), piece.end());
           it.pieces.push_back(owned_.back());
         }
+      };
+      const Bytes bytes = section.subspan(it.offset, it.size);
+      if (kind_ != Kind::Cuda) return prune_container(bytes, selection, file_, keep);
+      // Fatbin headers by pread: a library's thousands map none of its pages in.
+      const ByteSource source(bytes, [this, at = off + it.offset](std::uint64_t o, std::byte* to, std::uint64_t len) {
+        in_.read_at(at + o, to, len);
       });
+      return prune_fatbin_container(source, selection, file_, keep);
     });
     for (EntryReport e : r.entries) {
       e.where = where;
@@ -254,22 +335,27 @@ class LinkedPruner {
 
   // Each item keeps the alignment it had (the largest power of two up to the
   // section's alignment that divides its address); a dropped one takes no room.
-  void place_items() {
-    const std::uint64_t section_align = std::max<std::uint64_t>(elf_.shdrs[*section_].sh_addralign, 1);
+  void place_items() { new_sec_size_ = place_items(items_, *section_); }
+  // The same for the items of section `index`; their end is returned. An item
+  // no pointer may move (a fatbin no record points at: fixed_) keeps its offset.
+  std::uint64_t place_items(std::vector<Item>& items, std::size_t index) {
+    const Shdr& sec = elf_.shdrs[index];
+    const std::uint64_t section_align = std::max<std::uint64_t>(sec.sh_addralign, 1);
     std::uint64_t cursor = 0;
-    for (Item& it : items_) {
+    for (Item& it : items) {
       std::uint64_t align = section_align;
-      while (align > 1 && (sec_addr_ + it.offset) % align != 0) align /= 2;
+      while (align > 1 && (sec.sh_addr + it.offset) % align != 0) align /= 2;
       it.new_offset = it.new_size ? align_up(cursor, align) : cursor;
+      if (fixed_.contains(sec.sh_addr + it.offset)) it.new_offset = it.offset;  // cursor <= offset: items only shrink
       cursor = it.new_offset + it.new_size;
     }
     // A compressed bundle is compressed again at its method's default level,
     // which may do worse than the level it was made with.
-    if (cursor > sec_size_)
-      fail_at({file_, sec_off_}, "the pruned {} (0x{:x} bytes) would be larger than the section (0x{:x} bytes): its "
-              "compressed bundles compress worse at the default level than they were; not pruned", name_, cursor,
-              sec_size_);
-    new_sec_size_ = cursor;
+    if (cursor > sec.sh_size)
+      fail_at({file_, sec.sh_offset}, "the pruned {} (0x{:x} bytes) would be larger than the section (0x{:x} bytes): "
+              "its compressed bundles compress worse at the default level than they were; not pruned",
+              elf_.names[index], cursor, static_cast<std::uint64_t>(sec.sh_size));
+    return cursor;
   }
 
   void prune_bundles() {
@@ -287,6 +373,47 @@ class LinkedPruner {
       items_.push_back(std::move(it));
     }
     place_items();
+  }
+
+  // CUDA: every fatbin of .nv_fatbin and __nv_relfatbin pruned (one may keep
+  // no entry: an empty fatbin still registers); the file must keep some.
+  void prune_fatbins() {
+    // The fatbins a record points at move; the others keep their address.
+    std::set<std::uint64_t> pointed;
+    for_each_wrapper(kCudaWrappers, [&](std::uint64_t, std::uint64_t value, const Where&) { pointed.insert(value); });
+    Selection each = selection_;
+    each.allow_empty = true;
+    Report all{"NVIDIA fatbins", {}, 0, 0};
+    auto prune_section = [&](std::size_t index, std::vector<Item>& items) {
+      const Shdr& sec = elf_.shdrs[index];
+      const std::string& name = elf_.names[index];
+      Bytes section = data_.subspan(sec.sh_offset, sec.sh_size);
+      if (section.empty()) return;
+      ByteSource source(section, [this, at = sec.sh_offset](std::uint64_t off, std::byte* to, std::uint64_t len) {
+        in_.read_at(at + off, to, len);
+      });
+      if (!formats::has_fatbin_magic(source.prefix(4, header_buf_)))
+        fail_at({file_, sec.sh_offset}, "{} does not start with an NVIDIA fatbin", name);
+      std::vector<formats::Fatbin> fatbins = formats::read_fatbins(source, file_, sec.sh_offset);
+      for (std::size_t i = 0; i < fatbins.size(); ++i) {
+        Item it{fatbins[i].offset, fatbins[i].size, 0, 0, {}};
+        if (!pointed.contains(sec.sh_addr + it.offset)) fixed_.insert(sec.sh_addr + it.offset);
+        Report r = prune_item(it, section, sec.sh_offset, each,
+                              fmt::format("section {}, fatbin {} at 0x{:x}", name, i + 1, sec.sh_offset + it.offset));
+        all.entries.insert(all.entries.end(), r.entries.begin(), r.entries.end());
+        items.push_back(std::move(it));
+      }
+    };
+    prune_section(*section_, items_);
+    for (InPlace& p : in_place_) prune_section(p.index, p.items);
+    check_not_empty(selection_, all, file_);
+    place_items();
+    for (InPlace& p : in_place_) {
+      const std::uint64_t end = place_items(p.items, p.index);
+      if (end < p.size)
+        report_.notes.push_back(fmt::format("{} was pruned in place: 0x{:x} of its bytes are zeros now (the file shrinks "
+                                            "after {} only)", elf_.names[p.index], p.size - end, name_));
+    }
   }
 
   void prune_offload_binaries() {
@@ -313,6 +440,11 @@ class LinkedPruner {
   std::optional<std::uint64_t> moved(std::uint64_t addr) const {
     if (addr == sec_addr_ + sec_size_) return sec_addr_ + new_sec_size_;
     if (const Item* it = item_at(addr)) return sec_addr_ + it->new_offset;
+    for (const InPlace& p : in_place_) {
+      if (addr == p.addr + p.size) return addr;
+      for (const Item& it : p.items)
+        if (p.addr + it.offset == addr) return p.addr + it.new_offset;
+    }
     return std::nullopt;
   }
   const Item* item_at(std::uint64_t addr) const {
@@ -320,11 +452,17 @@ class LinkedPruner {
       if (sec_addr_ + it.offset == addr) return &it;
     return nullptr;
   }
-  bool in_section(std::uint64_t addr) const { return addr >= sec_addr_ && addr <= sec_addr_ + sec_size_; }
+  bool in_section(std::uint64_t addr) const {
+    if (addr >= sec_addr_ && addr <= sec_addr_ + sec_size_) return true;
+    return std::ranges::any_of(in_place_, [&](const InPlace& p) { return addr >= p.addr && addr <= p.addr + p.size; });
+  }
   // A pointer whose value moves with the pruning: the section's start does not
   // move (and is the end of whatever precedes it: omp_offloading_entries'
   // EntriesEnd), so only values after it count.
-  bool moves(std::uint64_t addr) const { return addr > sec_addr_ && addr <= sec_addr_ + sec_size_; }
+  bool moves(std::uint64_t addr) const {
+    if (addr > sec_addr_ && addr <= sec_addr_ + sec_size_) return true;
+    return std::ranges::any_of(in_place_, [&](const InPlace& p) { return addr > p.addr && addr <= p.addr + p.size; });
+  }
 
   // The file offset of `size` bytes at address `addr`, when a loadable segment has them in the file.
   std::optional<std::uint64_t> file_offset(std::uint64_t addr, std::uint64_t size) const {
@@ -364,8 +502,7 @@ class LinkedPruner {
     patches_.put<E::U64>(offset_of(addr, 8, why), value);
   }
 
-  void find_pointers() {
-    check_dynamic();
+  void read_relocations() {
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const Shdr& s = elf_.shdrs[i];
       const std::uint32_t t = s.sh_type;
@@ -380,18 +517,23 @@ class LinkedPruner {
                 alloc ? "a packed or REL format" : "static relocations kept by --emit-relocs");
       }
     }
+  }
+
+  void find_pointers() {
     // Every pointer into the section (after its start).
     std::map<std::uint64_t, std::uint64_t> into;  // address -> value
     for_each_pointer([&](std::uint64_t addr, std::uint64_t value) {
       if (moves(value)) into[addr] = value;
     });
 
-    std::set<std::uint64_t> claimed = kind_ == Kind::Hip ? move_wrappers(into) : move_image_records(into);
+    std::set<std::uint64_t> claimed = kind_ == Kind::Hip    ? move_wrappers(kHipWrappers)
+                                      : kind_ == Kind::Cuda ? move_wrappers(kCudaWrappers)
+                                                            : move_image_records(into);
     for (const auto& [addr, value] : into)
       if (!claimed.contains(addr))
         fail_at({file_, file_offset(addr, 8)}, "the pointer at 0x{:x} points into {} (0x{:x}) from outside the "
                 "records that register its {}: an unknown reference, not pruned", addr, name_, value,
-                kind_ == Kind::Hip ? "bundles" : "images");
+                kind_ == Kind::OpenMp ? "images" : kind_ == Kind::Hip ? "bundles" : "fatbins");
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const std::uint32_t t = elf_.shdrs[i].sh_type;
       if (t == elf::SHT_SYMTAB || t == elf::SHT_DYNSYM) move_symbols(i);
@@ -414,30 +556,42 @@ class LinkedPruner {
     }
   }
 
-  // HIP: each __hip_fatbin_wrapper's pointer moves with its bundle.
-  std::set<std::uint64_t> move_wrappers(const std::map<std::uint64_t, std::uint64_t>& into) {
+  // Calls f(slot address, value, where) for the item pointer of every record
+  // of `kind`'s sections (each an array of 24-byte records with its magic).
+  template <typename F>
+  void for_each_wrapper(const WrapperKind& kind, F&& f) const {
+    for (std::size_t index : wrapper_sections_) {
+      if (elf_.names[index] != kind.section) continue;
+      const Shdr& w = elf_.shdrs[index];
+      if (w.sh_type == elf::SHT_NOBITS || w.sh_size % kHipWrapperSize != 0)
+        fail_at({file_, elf_.header_offset(index)}, "{} (0x{:x} bytes) is not an array of {} records of 0x{:x} bytes",
+                kind.section, static_cast<std::uint64_t>(w.sh_size), kind.record, kHipWrapperSize);
+      for (std::uint64_t at = 0; at < w.sh_size; at += kHipWrapperSize) {
+        std::uint32_t magic = load_le<std::uint32_t>(r_.slice(w.sh_offset + at, 4, kind.record).data());
+        if (magic != kind.magic)
+          fail_at({file_, w.sh_offset + at}, "a {} record has magic 0x{:x}, not 0x{:x}", kind.section, magic, kind.magic);
+        const std::uint64_t slot = w.sh_addr + at + kHipWrapperBinary;
+        const Where why{file_, w.sh_offset + at + kHipWrapperBinary};
+        f(slot, pointer(slot, why), why);
+      }
+    }
+  }
+
+  // HIP, CUDA: each record's pointer moves with its bundle or fatbin.
+  std::set<std::uint64_t> move_wrappers(const WrapperKind& kind) {
     std::set<std::uint64_t> claimed;
-    if (!wrappers_) return claimed;
-    const Shdr& w = elf_.shdrs[*wrappers_];
-    if (w.sh_type == elf::SHT_NOBITS || w.sh_size % kHipWrapperSize != 0)
-      fail_at({file_, elf_.header_offset(*wrappers_)}, ".hipFatBinSegment (0x{:x} bytes) is not an array of "
-              "__hip_fatbin_wrapper records of 0x{:x} bytes", static_cast<std::uint64_t>(w.sh_size), kHipWrapperSize);
-    for (std::uint64_t at = 0; at < w.sh_size; at += kHipWrapperSize) {
-      std::uint32_t magic = load_le<std::uint32_t>(r_.slice(w.sh_offset + at, 4, "__hip_fatbin_wrapper").data());
-      if (magic != kHipWrapperMagic)
-        fail_at({file_, w.sh_offset + at}, "a .hipFatBinSegment record has magic 0x{:x}, not 0x{:x}", magic,
-                kHipWrapperMagic);
-      const std::uint64_t slot = w.sh_addr + at + kHipWrapperBinary;
-      const Where why{file_, w.sh_offset + at + kHipWrapperBinary};
-      auto v = into.find(slot);
-      const std::uint64_t value = v != into.end() ? v->second : pointer(slot, why);
+    const char* what = kind_ == Kind::Cuda ? "fatbin" : "bundle";
+    for_each_wrapper(kind, [&](std::uint64_t slot, std::uint64_t value, const Where& why) {
       if (!in_section(value))
-        fail_at(why, "the __hip_fatbin_wrapper at 0x{:x} points to 0x{:x}, outside .hip_fatbin", slot, value);
+        fail_at(why, "the {} at 0x{:x} points to 0x{:x}, outside {}", kind.record, slot - kHipWrapperBinary, value,
+                kind_ == Kind::Cuda ? "the fatbin sections" : name_.c_str());
       std::optional<std::uint64_t> to = moved(value);
-      if (!to) fail_at(why, "the __hip_fatbin_wrapper at 0x{:x} points into the middle of a bundle (0x{:x})", slot, value);
+      if (!to)
+        fail_at(why, "the {} at 0x{:x} points into the middle of a {} (0x{:x})", kind.record, slot - kHipWrapperBinary,
+                what, value);
       set_pointer(slot, *to, why);
       claimed.insert(slot);
-    }
+    });
     return claimed;
   }
 
@@ -552,7 +706,8 @@ class LinkedPruner {
     for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += sizeof(Sym)) {
       Sym sym = r_.read<Sym>(at, "symbol");
       const std::uint64_t value = sym.st_value;
-      if (sym.st_shndx != *section_ && !(sym.st_shndx == elf::SHN_ABS && in_section(value))) continue;
+      const bool in_place = std::ranges::any_of(in_place_, [&](const InPlace& p) { return sym.st_shndx == p.index; });
+      if (sym.st_shndx != *section_ && !in_place && !(sym.st_shndx == elf::SHN_ABS && in_section(value))) continue;
       if (elf::st_type(sym.st_info) == elf::STT_SECTION) continue;  // the section's start does not move
       std::optional<std::uint64_t> to = moved(value);
       if (!to)
@@ -720,6 +875,22 @@ class LinkedPruner {
       patches_.put_bytes(elf_.ehdr.e_shoff, std::move(table));
     }
     patches_.put(0, eh);
+    for (const InPlace& p : in_place_) {
+      std::vector<Bytes> pieces;
+      std::uint64_t at = 0;
+      for (const Item& it : p.items) {
+        for (; at < it.new_offset;) {  // alignment gaps: zeros
+          const std::uint64_t k = std::min<std::uint64_t>(it.new_offset - at, sizeof kZeros);
+          pieces.push_back(Bytes(kZeros, k));
+          at += k;
+        }
+        for (Bytes piece : it.pieces) {
+          pieces.push_back(piece);
+          at += piece.size();
+        }
+      }
+      patches_.put_region(p.off, p.size, std::move(pieces));
+    }
     const std::uint64_t dropped_to = shift_ > 0 ? keep_from_ : sec_off_ + sec_size_;
     if (patches_.any_in(sec_off_, dropped_to))
       fail_at({file_, sec_off_}, "a pointer or table to rewrite lies in {} itself: not pruned", name_);
@@ -756,7 +927,12 @@ class LinkedPruner {
   object::ElfFile<E> elf_;
   Machine machine_{};
   std::vector<Phdr> phdrs_;
-  std::optional<std::size_t> section_, wrappers_, segment_;
+  std::optional<std::size_t> section_, segment_;
+  std::vector<std::size_t> wrapper_sections_;  // .hipFatBinSegment, .nvFatBinSegment
+  std::vector<InPlace> in_place_;              // CUDA: the fatbin section packed in place
+  std::set<std::uint64_t> fixed_;              // addresses of items no record points at (CUDA)
+  std::vector<std::byte> header_buf_;
+  static constexpr std::byte kZeros[4096] = {};
   std::string name_;  // of the section: ".hip_fatbin", ".llvm.offloading"
   Kind kind_ = Kind::Hip;
   std::map<std::uint64_t, std::uint64_t> rela_;  // address -> file offset of the relative relocation writing it

@@ -200,9 +200,11 @@ Report prune_offload_binaries(Bytes data, const Selection& selection, const std:
 // each keeps what fatbin_keeps says, its kept entries' headers and payloads
 // as stored (nothing is decompressed), under a new 16-byte header. A fatbin
 // left without entries stays as an empty fatbin: a program's record points at it.
-Report prune_fatbins(Bytes data, const Selection& selection, const std::string& file, std::vector<Piece>& out) {
+Report prune_fatbins(const ByteSource& src, const Selection& selection, const std::string& file,
+                     std::vector<Piece>& out) {
+  const Bytes data = src.data();
   Report r{"NVIDIA fatbins", {}, data.size(), 0};
-  for (const formats::Fatbin& f : formats::read_fatbins(ByteSource(data), file)) {
+  for (const formats::Fatbin& f : formats::read_fatbins(src, file)) {
     const std::vector<bool> keep = fatbin_keeps(selection, f);
     std::vector<std::size_t> kept;
     for (std::size_t i = 0; i < f.entries.size(); ++i) {
@@ -320,11 +322,19 @@ std::string container_kind(Bytes data) {
   return "";
 }
 
+Report prune_fatbin_container(const ByteSource& src, const Selection& selection, const std::string& file,
+                              const compress::Sink& sink) {
+  std::vector<Piece> pieces;
+  Report r = prune_fatbins(src, selection, file, pieces);
+  emit(pieces, sink);
+  return r;
+}
+
 Report prune_container(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink) {
   if (formats::has_ccob_magic(data)) return prune_ccob(data, selection, file, sink);
   std::vector<Piece> pieces;
   Report r = formats::has_offload_binary_magic(data) ? prune_offload_binaries(data, selection, file, pieces)
-             : formats::has_fatbin_magic(data)       ? prune_fatbins(data, selection, file, pieces)
+             : formats::has_fatbin_magic(data)       ? prune_fatbins(ByteSource(data), selection, file, pieces)
                                                       : prune_plain(data, selection, file, pieces);
   emit(pieces, sink);
   return r;

@@ -90,6 +90,12 @@ struct Report {
 // `file` and the offset.
 Report prune_container(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink);
 
+// prune_container for NVIDIA fatbins whose headers are read from `src`: with
+// pread where they lie in a file, so that a library's few thousand headers
+// map none of its pages in (the pieces are views of src.data()).
+Report prune_fatbin_container(const ByteSource& src, const Selection& selection, const std::string& file,
+                              const compress::Sink& sink);
+
 // Prunes the file `in` (`file` names it): any container prune_container
 // knows, or one that holds them --
 //   ELF shared library or executable   prune/linked_elf.cpp: .hip_fatbin packed, the file shrunk

@@ -104,15 +104,24 @@ int prune_file(PruneOptions o) {
     // library stays executable.
     if (o.input != "-") out.copy_mode_from(o.input);
     const Bytes all = in->bytes();
+    std::vector<std::byte> small(16u << 10);
     report = prune::prune_file(*in, selection, o.input, [&](Bytes b) {
       // Pieces of the input itself of 16 KiB or more (kept payloads, host
-      // bytes) are copied by the
-      // kernel where it can, without passing through this process.
+      // bytes) are copied by the kernel where it can, without passing through
+      // this process; smaller ones (a fatbin's entries, headers) are read
+      // with pread: touching the mapping would map in 64 KiB around each
+      // (a CUDA library's thousands of entries: 59 MB resident).
       const std::less<const std::byte*> before;
-      if (b.size() >= (16u << 10) && !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size()))
-        out.copy_from(*in, static_cast<std::uint64_t>(b.data() - all.data()), b.size());
-      else
+      const bool input = !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size());
+      const std::uint64_t off = input ? static_cast<std::uint64_t>(b.data() - all.data()) : 0;
+      if (input && b.size() >= small.size()) {
+        out.copy_from(*in, off, b.size());
+      } else if (input && in->fd() >= 0 && !b.empty()) {
+        in->read_at(off, small.data(), b.size());
+        out.write(Bytes(small.data(), b.size()));
+      } else {
         out.write(b);
+      }
     });
     out.commit();
   }
