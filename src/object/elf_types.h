@@ -66,6 +66,7 @@ constexpr std::uint8_t st_info(std::uint8_t bind, std::uint8_t type) {
 }
 
 // program headers
+inline constexpr std::uint32_t PF_X = 0x1, PF_W = 0x2, PF_R = 0x4;
 inline constexpr std::uint32_t PT_NULL = 0, PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_NOTE = 4, PT_PHDR = 6,
                                PT_TLS = 7;
 

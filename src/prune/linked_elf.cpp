@@ -814,6 +814,15 @@ class LinkedPruner {
     return split_ ? phdr_at_ + (phdrs_.size() + 1) * sizeof(Phdr) : new_sec_end_;
   }
 
+  // Whether an executable section has file bytes in [from, to).
+  bool holds_code(std::uint64_t from, std::uint64_t to) const {
+    for (const Shdr& s : elf_.shdrs)
+      if ((s.sh_flags & elf::SHF_EXECINSTR) && s.sh_type != elf::SHT_NOBITS && s.sh_size > 0 && s.sh_offset < to &&
+          s.sh_offset + s.sh_size > from)
+        return true;
+    return false;
+  }
+
   std::vector<Phdr> new_phdrs() const {
     std::vector<Phdr> out;
     const std::uint64_t end = used_end();
@@ -824,10 +833,16 @@ class LinkedPruner {
         const bool whole = old.p_memsz == old.p_filesz;
         p.p_filesz = end - old.p_offset;
         if (whole || split_) p.p_memsz = p.p_filesz;
+        // A part of a split segment holding no code is not executable (with
+        // .nv_fatbin inside the read-execute segment, as CUDA libraries have
+        // it, .eh_frame would be: eu-elflint's "executable but contains no
+        // executable sections").
+        if (split_ && !holds_code(old.p_offset, keep_from_)) p.p_flags = p.p_flags & ~elf::PF_X;
         out.push_back(p);
         if (split_) {
           const std::uint64_t skip = keep_from_ - old.p_offset;  // bytes of the segment before the second part
           Phdr b = old;
+          if (!holds_code(keep_from_, old.p_offset + old.p_filesz)) b.p_flags = b.p_flags & ~elf::PF_X;
           b.p_offset = keep_from_ - shift_;
           b.p_vaddr = old.p_vaddr + skip;
           b.p_paddr = old.p_paddr + skip;
