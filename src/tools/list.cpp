@@ -292,11 +292,12 @@ cli::AppletBody define_list(CLI::App& app) {
   auto o = std::make_shared<ListOptions>();
   app.description(
       "List every device-code entry of every file given, through any container: binary and text bundles, compressed "
-      "bundles (CCOB), offload binaries, ELF and COFF objects and libraries (__CLANG_OFFLOAD_BUNDLE__ sections, "
-      ".hip_fatbin, .llvm.offloading), ar archives, tar (gzip, xz, zstd, bzip2), zip, cpio, rpm and .deb packages, "
-      "nested to any depth. Per container a header line with its chain and entry count, then index, ID, processor "
-      "(from the code object's header), size and offset in the file (where the bytes lie there uncompressed), printed "
-      "as they are found. A file without device code, or one that cannot be read to its end, is an error (exit 1): "
+      "bundles (CCOB), offload binaries, NVIDIA fat binaries (cubins, PTX), ELF and COFF objects and libraries "
+      "(__CLANG_OFFLOAD_BUNDLE__ sections, .hip_fatbin, .llvm.offloading, .nv_fatbin, __nv_relfatbin), ar archives, "
+      "tar (gzip, xz, zstd, bzip2), zip, cpio, rpm and .deb packages, nested to any depth. Per container a header "
+      "line with its chain and entry count, then index, ID, processor (from the code object's header), size and "
+      "offset in the file (where the bytes lie there uncompressed; a fatbin entry's stored bytes, with its kind and "
+      "compression), printed as they are found. A file without device code, or one that cannot be read to its end, is an error (exit 1): "
       "what was found before the failure is listed, and so are the other files.");
   app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
   app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-list/2)");

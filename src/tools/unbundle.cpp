@@ -21,9 +21,10 @@ constexpr const char* kFooter = R"(Inputs:
   'ar' archive whose members are bundles ("heterogeneous device archive"). The
   type is detected from the content unless --type is given. With --extract-dir,
   also anything 'offloadtool list' reads: objects, shared libraries and
-  executables (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__* and .llvm.offloading
-  sections), offload binaries, concatenated bundles and compressed bundles,
-  tar, zip, cpio, rpm and .deb packages, nested.
+  executables (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__*, .llvm.offloading,
+  .nv_fatbin and __nv_relfatbin sections), offload binaries, NVIDIA fat
+  binaries, concatenated bundles and compressed bundles, tar, zip, cpio, rpm
+  and .deb packages, nested.
 
 Without --extract-dir, every --target is "<bundle id>=<output file>":
   for a bundle, the output gets the entry LLVM's clang-offload-bundler would
@@ -40,7 +41,11 @@ a library's .hip_fatbin) the input's own file name stands for the member name
 ("stdin" for '-'): libk.so's gfx906 entry becomes
 libk-hipv4-amdgcn-amd-amdhsa--gfx906libk.bc. The content decides how the input
 is read (--type is not used). Compressed bundles are written decompressed.
-Host objects lose their bundle sections.
+Host objects lose their bundle sections. NVIDIA fatbin entries are named as
+cuobjdump -xelf/-xptx names them, <file stem>.<n>.sm_80.cubin and
+<file stem>.<n>.sm_80.ptx (cubins and PTX counted apart), written decompressed,
+PTX without its terminating NUL; a --target selects them by the target it
+names (sm_80, compute_80).
   - Names never leave DIR: '/', '\', NUL and control characters become '_',
     empty names become '_', '.' and '..' become '_.' and '_..'.
   - Duplicate names never overwrite each other: the second "x.bc" is written as
