@@ -3,8 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "bundler/archive_unbundle.h"
@@ -182,36 +186,170 @@ class Extractor : public contents::Visitor {
   std::vector<ExtractedFile> take_written() { return std::move(written_); }
 
  private:
-  // An NVIDIA fatbin's entry, named as cuobjdump -xelf/-xptx names it:
-  // "<file stem>.<n>.sm_80.cubin" and "<file stem>.<n>.sm_80.ptx", n counting
-  // the cubins and the PTX files of each file or member apart; written
-  // decompressed, PTX without the NUL that ends its text in the fatbin.
+  // An NVIDIA fatbin's entry, named and written as CUDA 11.8's
+  // `cuobjdump -all -xelf all -xptx all <file>` names and writes it
+  // (tests/real/cuda_test.py compares the two):
+  //  * "<stem>.<n>.sm_80.cubin", "<stem>.<n>.sm_80.ptx" (compute_80 PTX is
+  //    "sm_80" too): <stem> is the file's name without its last extension
+  //    ("libcufft.so.10.9.0" of libcufft.so.10.9.0.58), n counts the cubins
+  //    and the PTX files apart, from 1, in the order below.
+  //  * In an ar archive named on the command line, the archive's stem names
+  //    every member's entries and n runs on from member to member ("lib.a":
+  //    lib.1.sm_70.cubin ... lib.5.sm_75.cubin). Inside containers cuobjdump
+  //    does not read (tar, .deb, zip ...) the innermost member names its
+  //    entries, each member numbered apart.
+  //  * In one object, .nv_fatbin's entries come before __nv_relfatbin's
+  //    whichever section comes first. The walk visits sections in table
+  //    order: where an __nv_relfatbin comes before its object's .nv_fatbin
+  //    has been seen (or its object has none), the numbers are worked out
+  //    for the whole input by a second walk (headers only, default limits).
+  //  * A cubin is written as far as its ELF headers reach: the end of the
+  //    section header table, of the program header table, or of a section
+  //    that is not SHT_NOBITS, whichever is last (program headers' file
+  //    ranges do not count). What follows, fatbinary's zero padding to 8 or
+  //    anything else, is left out. Where the headers reach past the entry,
+  //    cuobjdump reads on into whatever follows it; we stop at its end.
+  //  * PTX is written decompressed up to its first NUL byte (the NUL that ends
+  //    its text in the fatbin, and anything after it, are left out).
   // Selected by its target ("sm_80", "compute_80") in a requested ID.
   void fatbin_entry(const contents::Container& c, const contents::Entry& e) {
     bool wanted = requested_.empty();
     for (std::size_t i = 0; i < requested_.size(); ++i)
       if (requested_[i].target_id() == e.id) wanted = found_[i] = true;
-    const std::string base = extract_base_name(c, in_.path());
-    auto& [cubins, ptx, other] = counters_[base];
     const formats::FatbinEntry& fe = *e.fatbin;
-    const std::uint64_t n = fe.kind == formats::kFatbinKindElf ? ++cubins : fe.kind == formats::kFatbinKindPtx ? ++ptx : ++other;
+    const FatbinPlace place = fatbin_place(c);
+    if (place.rank == 0 && place.nv_fatbin) nv_fatbin_seen_.insert(place.object);
+    if (place.rank == 1 && !fatbin_numbers_ && !nv_fatbin_seen_.contains(place.object))
+      fatbin_numbers_ = number_fatbin_entries();
+    std::uint64_t n = 0;
+    if (fatbin_numbers_) {
+      const auto it = fatbin_numbers_->find(contents::location(c, e));
+      if (it == fatbin_numbers_->end()) fail(c.name(), "entry {} was not found again on the second walk", e.index);
+      n = it->second;
+    } else {
+      auto& [cubins, ptx, other] = counters_[place.base];
+      n = fe.kind == formats::kFatbinKindElf ? ++cubins : fe.kind == formats::kFatbinKindPtx ? ++ptx : ++other;
+    }
     if (!wanted) return;
     const std::string arch = fmt::format("sm_{}{}", fe.arch, e.id.substr(e.id.find_last_not_of("af") + 1));
     const std::string ext = fe.kind == formats::kFatbinKindElf ? "cubin"
                             : fe.kind == formats::kFatbinKindPtx ? "ptx"
                                                                  : fmt::format("kind{}.bin", fe.kind);
-    const std::string stem(llvm_path::stem(base));
+    const std::string stem(llvm_path::stem(place.base));
     const std::string name =
         unique_file_name(fit_file_name(safe_file_name(fmt::format("{}.{}.{}.{}", stem, n, arch, ext))), taken_);
     std::vector<std::byte> image = contents::entry_image(e, contents::location(c, e));
     std::size_t size = image.size();
     if (fe.kind == formats::kFatbinKindPtx)
-      while (size > 0 && image[size - 1] == std::byte{0}) --size;
+      size = static_cast<std::size_t>(std::find(image.begin(), image.end(), std::byte{0}) - image.begin());
+    else if (fe.kind == formats::kFatbinKindElf)
+      size = elf_extent(Bytes(image.data(), image.size()));
     OutputFile out(staging_.path(name));
     out.write(Bytes(image.data(), size));
     out.commit();
     staging_.add(name);
     written_.push_back({c.innermost_member(), e.id, prefix_ + name});
+  }
+
+  // Where a fatbin entry lies, for fatbin_entry's names and numbers.
+  struct FatbinPlace {
+    std::string base;    // the file or member naming it ("lib.a", "libk.so.1", "k.o")
+    std::string object;  // its chain before the section holding it
+    int rank = 0;        // 1 in __nv_relfatbin (numbered after the object's other fatbins)
+    bool nv_fatbin = false;  // in .nv_fatbin
+  };
+
+  FatbinPlace fatbin_place(const contents::Container& c) const {
+    FatbinPlace p;
+    std::size_t members = 0, section = c.chain.size();
+    for (std::size_t i = 0; i < c.chain.size(); ++i) {
+      if (c.chain[i].member) ++members;
+      if (c.chain[i].text.starts_with("section ")) section = i;
+    }
+    // A direct member of an ar archive named on the command line.
+    std::array<std::byte, 8> magic{};
+    if (members == 1 && c.chain.size() > 1 && c.chain[1].member && in_.size() >= magic.size())
+      in_.read_at(0, magic.data(), magic.size());
+    const std::string_view m(reinterpret_cast<const char*>(magic.data()), magic.size());
+    p.base = m == "!<arch>\n" || m == "!<thin>\n" ? extract_base_name(contents::Container{}, in_.path())
+                                                   : extract_base_name(c, in_.path());
+    for (std::size_t i = 0; i < section && i < c.chain.size(); ++i) {
+      p.object += c.chain[i].text;
+      p.object += '\0';
+    }
+    if (section < c.chain.size()) {
+      p.rank = c.chain[section].text == "section __nv_relfatbin" ? 1 : 0;
+      p.nv_fatbin = c.chain[section].text == "section .nv_fatbin" || c.chain[section].text == "section .nv_fatb";
+    }
+    return p;
+  }
+
+  // Every fatbin entry's n (by its location), from a walk of the whole input:
+  // each object's entries in walk order, those in __nv_relfatbin last.
+  std::map<std::string, std::uint64_t> number_fatbin_entries() const {
+    struct Seen {
+      std::string base, object, location;
+      int rank;
+      std::uint16_t kind;
+    };
+    class Order : public contents::Visitor {
+     public:
+      explicit Order(const Extractor& x) : x_(x) {}
+      bool wants_code_object_headers() const override { return false; }
+      void entry(const contents::Container& c, const contents::Entry& e) override {
+        if (!e.fatbin) return;
+        FatbinPlace p = x_.fatbin_place(c);
+        seen.push_back({std::move(p.base), std::move(p.object), contents::location(c, e), p.rank, e.fatbin->kind});
+      }
+      std::vector<Seen> seen;
+
+     private:
+      const Extractor& x_;
+    } order(*this);
+    contents::walk_input(in_, order);
+    std::vector<Seen>& seen = order.seen;
+    for (auto run = seen.begin(); run != seen.end();) {  // one object's entries follow one another
+      auto run_end = std::find_if(run, seen.end(), [&](const Seen& s) { return s.object != run->object; });
+      std::stable_sort(run, run_end, [](const Seen& a, const Seen& b) { return a.rank < b.rank; });
+      run = run_end;
+    }
+    std::map<std::string, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> counters;
+    std::map<std::string, std::uint64_t> numbers;
+    for (const Seen& s : seen) {
+      auto& [cubins, ptx, other] = counters[s.base];
+      numbers[s.location] =
+          s.kind == formats::kFatbinKindElf ? ++cubins : s.kind == formats::kFatbinKindPtx ? ++ptx : ++other;
+    }
+    return numbers;
+  }
+
+  // How many bytes of `image` its ELF headers reach (see fatbin_entry); all
+  // of them when it is no ELF file this reads (32- or 64-bit little-endian).
+  static std::size_t elf_extent(Bytes image) {
+    const auto* d = reinterpret_cast<const unsigned char*>(image.data());
+    const std::uint64_t size = image.size();
+    auto u16 = [&](std::uint64_t at) { return std::uint64_t(d[at]) | std::uint64_t(d[at + 1]) << 8; };
+    auto u32 = [&](std::uint64_t at) { return u16(at) | u16(at + 2) << 16; };
+    auto u64 = [&](std::uint64_t at) { return u32(at) | u32(at + 4) << 32; };
+    if (size < 52 || std::memcmp(d, "\x7f" "ELF", 4) != 0 || d[5] != 1 || (d[4] != 1 && d[4] != 2)) return size;
+    const bool is64 = d[4] == 2;
+    if (is64 && size < 64) return size;
+    const std::uint64_t phoff = is64 ? u64(0x20) : u32(0x1c), shoff = is64 ? u64(0x28) : u32(0x20);
+    const std::uint64_t ehsize = u16(is64 ? 0x34 : 0x28), phentsize = u16(is64 ? 0x36 : 0x2a),
+                        phnum = u16(is64 ? 0x38 : 0x2c), shentsize = u16(is64 ? 0x3a : 0x2e),
+                        shnum = u16(is64 ? 0x3c : 0x30);
+    // Ends past the image (or past 2^64) count as the image's end.
+    auto end = [&](std::uint64_t off, std::uint64_t len) { return off > size || len > size - off ? size : off + len; };
+    std::uint64_t extent = std::min(ehsize, size);
+    if (phnum) extent = std::max(extent, end(phoff, phnum * phentsize));
+    if (shnum) extent = std::max(extent, end(shoff, shnum * shentsize));
+    if (shentsize >= (is64 ? 64u : 40u) && shoff <= size)
+      for (std::uint64_t i = 0; i < shnum && (size - shoff) / shentsize > i; ++i) {
+        const std::uint64_t h = shoff + i * shentsize;
+        if (u32(h + 4) == 8) continue;  // SHT_NOBITS
+        extent = std::max(extent, is64 ? end(u64(h + 0x18), u64(h + 0x20)) : end(u32(h + 0x10), u32(h + 0x14)));
+      }
+    return static_cast<std::size_t>(extent);
   }
 
   // "lib.a(ob.o)": the object's name in errors, its chain without the sections' link.
@@ -228,7 +366,11 @@ class Extractor : public contents::Visitor {
   std::string prefix_;
   std::set<std::string> taken_;
   std::vector<ExtractedFile> written_;
-  std::map<std::string, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> counters_;  // fatbin entries per base name
+  // fatbin_entry's: cubins, PTX and others per base name, the objects whose
+  // .nv_fatbin was seen, and the numbers of a second walk where it took one.
+  std::map<std::string, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> counters_;
+  std::set<std::string> nv_fatbin_seen_;
+  std::optional<std::map<std::string, std::uint64_t>> fatbin_numbers_;
 };
 
 }  // namespace
