@@ -147,9 +147,9 @@ std::string prepare_dir(const std::string& dir) {
 class Extractor : public contents::Visitor {
  public:
   Extractor(const Config& config, const InputFile& in, const std::vector<BundleId>& requested, Staging& staging,
-            std::string prefix)
+            std::string prefix, const contents::Limits& limits)
       : config_(config), in_(in), requested_(requested), found_(requested.size(), false), staging_(staging),
-        prefix_(std::move(prefix)) {}
+        prefix_(std::move(prefix)), limits_(limits) {}
 
   void container(const contents::Container& c) override {
     // The bundle reader refuses such a bundle: its entries cannot be told apart.
@@ -202,7 +202,7 @@ class Extractor : public contents::Visitor {
   //    whichever section comes first. The walk visits sections in table
   //    order: where an __nv_relfatbin comes before its object's .nv_fatbin
   //    has been seen (or its object has none), the numbers are worked out
-  //    for the whole input by a second walk (headers only, default limits).
+  //    for the whole input by a second walk (headers only; a package is decoded twice).
   //  * A cubin is written as far as its ELF headers reach: the end of the
   //    section header table, of the program header table, or of a section
   //    that is not SHT_NOBITS, whichever is last (program headers' file
@@ -306,7 +306,7 @@ class Extractor : public contents::Visitor {
      private:
       const Extractor& x_;
     } order(*this);
-    contents::walk_input(in_, order);
+    contents::walk_input(in_, order, limits_);
     std::vector<Seen>& seen = order.seen;
     for (auto run = seen.begin(); run != seen.end();) {  // one object's entries follow one another
       auto run_end = std::find_if(run, seen.end(), [&](const Seen& s) { return s.object != run->object; });
@@ -364,6 +364,7 @@ class Extractor : public contents::Visitor {
   std::vector<bool> found_;
   Staging& staging_;
   std::string prefix_;
+  const contents::Limits& limits_;  // the walk's, for fatbin_entry's second walk
   std::set<std::string> taken_;
   std::vector<ExtractedFile> written_;
   // fatbin_entry's: cubins, PTX and others per base name, the objects whose
@@ -383,7 +384,7 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   // Folder first, so that a bad folder fails before any work.
   const std::string prefix = prepare_dir(dir);
   Staging staging(prefix);
-  Extractor x(config, *in, requested, staging, prefix);
+  Extractor x(config, *in, requested, staging, prefix, limits);
   contents::walk_input(*in, x, limits);
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!x.found()[i] && !config.allow_missing_bundles)
