@@ -231,7 +231,9 @@ class Extractor : public contents::Visitor {
       n = fe.kind == formats::kFatbinKindElf ? ++cubins : fe.kind == formats::kFatbinKindPtx ? ++ptx : ++other;
     }
     if (!wanted) return;
-    const std::string arch = fmt::format("sm_{}{}", fe.arch, e.id.substr(e.id.find_last_not_of("af") + 1));
+    // cuobjdump 13 names an arch-specific entry "sm_90a" and a family one
+    // plainly ("sm_120", for libcublasLt.so.13's sm_120f cubins).
+    const std::string arch = fmt::format("sm_{}{}", fe.arch, (fe.flags & formats::kFatbinFlagArchSpecific) ? "a" : "");
     const std::string ext = fe.kind == formats::kFatbinKindElf ? "cubin"
                             : fe.kind == formats::kFatbinKindPtx ? "ptx"
                                                                  : fmt::format("kind{}.bin", fe.kind);

@@ -458,10 +458,18 @@ class LinkedPruner {
   }
   // A pointer whose value moves with the pruning: the section's start does not
   // move (and is the end of whatever precedes it: omp_offloading_entries'
-  // EntriesEnd), so only values after it count.
+  // EntriesEnd), so only values after it count. Its end moves only for
+  // OpenMP, where the last image's ImageEnd is that end; HIP and CUDA records
+  // point at item starts, and a pointer to the end is one to what follows the
+  // section, which stays where it is (CUDA 13's libcublasLt points at
+  // .cask_resource, right after .nv_fatbin).
   bool moves(std::uint64_t addr) const {
-    if (addr > sec_addr_ && addr <= sec_addr_ + sec_size_) return true;
-    return std::ranges::any_of(in_place_, [&](const InPlace& p) { return addr > p.addr && addr <= p.addr + p.size; });
+    const bool end_moves = kind_ == Kind::OpenMp;
+    auto inside = [&](std::uint64_t start, std::uint64_t size) {
+      return addr > start && (addr < start + size || (end_moves && addr == start + size));
+    };
+    if (inside(sec_addr_, sec_size_)) return true;
+    return std::ranges::any_of(in_place_, [&](const InPlace& p) { return inside(p.addr, p.size); });
   }
 
   // The file offset of `size` bytes at address `addr`, when a loadable segment has them in the file.
