@@ -437,15 +437,20 @@ class LinkedPruner {
   }
 
   // The new address of `addr` if it is an item's start (or the section's end).
+  // (OpenMP: also the section's end, see moves(); for HIP and CUDA the end is
+  // the start of what follows, another fatbin section's first item perhaps.)
   std::optional<std::uint64_t> moved(std::uint64_t addr) const {
-    if (addr == sec_addr_ + sec_size_) return sec_addr_ + new_sec_size_;
     if (const Item* it = item_at(addr)) return sec_addr_ + it->new_offset;
-    for (const InPlace& p : in_place_) {
-      if (addr == p.addr + p.size) return addr;
+    for (const InPlace& p : in_place_)
       for (const Item& it : p.items)
         if (p.addr + it.offset == addr) return p.addr + it.new_offset;
-    }
+    if (kind_ == Kind::OpenMp && addr == sec_addr_ + sec_size_) return sec_addr_ + new_sec_size_;
     return std::nullopt;
+  }
+  std::uint64_t in_place_end(std::size_t index) const {
+    for (const InPlace& p : in_place_)
+      if (p.index == index) return p.addr + p.size;
+    return 0;
   }
   const Item* item_at(std::uint64_t addr) const {
     for (const Item& it : items_)
@@ -718,6 +723,9 @@ class LinkedPruner {
       if (sym.st_shndx != *section_ && !in_place && !(sym.st_shndx == elf::SHN_ABS && in_section(value))) continue;
       if (elf::st_type(sym.st_info) == elf::STT_SECTION) continue;  // the section's start does not move
       std::optional<std::uint64_t> to = moved(value);
+      // A symbol of the section at its end ends it: it follows the packed items.
+      if (!to && sym.st_shndx == *section_ && value == sec_addr_ + sec_size_) to = sec_addr_ + new_sec_size_;
+      if (!to && in_place && value == in_place_end(sym.st_shndx)) to = value;
       if (!to)
         fail_at({file_, at}, "symbol {} of {} points into the middle of an item of {} (0x{:x})",
                 (at - s.sh_offset) / sizeof(Sym), elf_.names[index], name_, value);
