@@ -195,6 +195,10 @@ std::vector<std::byte> fatbin_image(const FatbinEntry& e, Bytes stored, std::uin
       if (size > limit || size / 255 > stored.size() || size > static_cast<std::uint64_t>(LZ4_MAX_INPUT_SIZE))
         fail_at({file, at}, "the LZ4 entry declares 0x{:x} bytes from 0x{:x} (more than LZ4 expands to, or the "
                 "limit of 0x{:x}): a decompression bomb?", size, stored.size(), limit);
+      // (liblz4 takes an int: more would be a negative size.)
+      if (stored.size() > static_cast<std::uint64_t>(LZ4_MAX_INPUT_SIZE))
+        fail_at({file, at}, "the LZ4 entry's 0x{:x} compressed bytes are more than an LZ4 block holds (0x{:x})",
+                stored.size(), LZ4_MAX_INPUT_SIZE);
       std::vector<std::byte> out(size);
       const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(stored.data()), reinterpret_cast<char*>(out.data()),
                                         static_cast<int>(stored.size()), static_cast<int>(size));
