@@ -240,14 +240,31 @@ class Extractor : public contents::Visitor {
     const std::string stem(llvm_path::stem(place.base));
     const std::string name =
         unique_file_name(fit_file_name(safe_file_name(fmt::format("{}.{}.{}.{}", stem, n, arch, ext))), taken_);
-    std::vector<std::byte> image = contents::entry_image(e, contents::location(c, e));
-    std::size_t size = image.size();
-    if (fe.kind == formats::kFatbinKindPtx)
-      size = static_cast<std::size_t>(std::find(image.begin(), image.end(), std::byte{0}) - image.begin());
-    else if (fe.kind == formats::kFatbinKindElf)
-      size = elf_extent(Bytes(image.data(), image.size()));
+    // Decoded straight into the output file's mapping (a declared size of
+    // GiBs costs no memory: zstd's pages are dropped behind the decoder),
+    // then cut to what cuobjdump writes.
+    const std::string where = contents::location(c, e);
+    const std::uint64_t at = e.offset.value_or(e.local_offset);
+    formats::check_fatbin_image(fe, e.bytes, std::min<std::uint64_t>(4ull << 30, limits_.max_expanded_bytes), where, at);
     OutputFile out(staging_.path(name));
-    out.write(Bytes(image.data(), size));
+    const std::uint64_t full = fe.uncompressed_size();
+    std::uint64_t size = full;
+    auto cut = [&](Bytes image) {
+      if (fe.kind == formats::kFatbinKindPtx)
+        return static_cast<std::uint64_t>(std::find(image.begin(), image.end(), std::byte{0}) - image.begin());
+      return fe.kind == formats::kFatbinKindElf ? static_cast<std::uint64_t>(elf_extent(image)) : image.size();
+    };
+    if (std::unique_ptr<WritableRegion> region = out.map_appended(full)) {
+      formats::fatbin_image_into(fe, e.bytes, region->bytes(), where, at,
+                                 [&](std::uint64_t done) { region->release_behind(done); });
+      size = cut(Bytes(region->bytes().data(), full));
+    } else if (full) {  // a file system that cannot allocate ahead: through memory
+      std::vector<std::byte> image(full);
+      formats::fatbin_image_into(fe, e.bytes, image, where, at);
+      size = cut(image);
+      out.write(Bytes(image.data(), size));
+    }
+    if (size < out.written()) out.resize(size);
     out.commit();
     staging_.add(name);
     written_.push_back({c.innermost_member(), e.id, prefix_ + name});

@@ -184,13 +184,13 @@ std::vector<Fatbin> read_fatbins(const ByteSource& src, const std::string& file,
   return out;
 }
 
-std::vector<std::byte> fatbin_image(const FatbinEntry& e, Bytes stored, std::uint64_t limit, const std::string& file,
-                                    std::uint64_t at) {
+void check_fatbin_image(const FatbinEntry& e, Bytes stored, std::uint64_t limit, const std::string& file,
+                        std::uint64_t at) {
   const std::uint64_t size = e.uncompressed_size();
   switch (e.compression()) {
     case FatbinCompression::None:
-      return std::vector<std::byte>(stored.begin(), stored.end());
-    case FatbinCompression::Lz4: {
+      return;
+    case FatbinCompression::Lz4:
       // An LZ4 block expands at most 255-fold: a larger declared size is a lie.
       if (size > limit || size / 255 > stored.size() || size > static_cast<std::uint64_t>(LZ4_MAX_INPUT_SIZE))
         fail_at({file, at}, "the LZ4 entry declares 0x{:x} bytes from 0x{:x} (more than LZ4 expands to, or the "
@@ -199,26 +199,50 @@ std::vector<std::byte> fatbin_image(const FatbinEntry& e, Bytes stored, std::uin
       if (stored.size() > static_cast<std::uint64_t>(LZ4_MAX_INPUT_SIZE))
         fail_at({file, at}, "the LZ4 entry's 0x{:x} compressed bytes are more than an LZ4 block holds (0x{:x})",
                 stored.size(), LZ4_MAX_INPUT_SIZE);
-      std::vector<std::byte> out(size);
-      const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(stored.data()), reinterpret_cast<char*>(out.data()),
-                                        static_cast<int>(stored.size()), static_cast<int>(size));
-      if (n < 0 || static_cast<std::uint64_t>(n) != size)
-        fail_at({file, at}, "the LZ4 entry is damaged: {}", n < 0 ? "the block does not decode"
-                : fmt::format("it decodes to 0x{:x} bytes, its header says 0x{:x}", n, size));
-      return out;
-    }
+      return;
     case FatbinCompression::Zstd:
       // (decompress() refuses the same, as a damaged size: said here as LZ4's.)
       if (size > limit || size > compress::max_decompressed_size(compress::Method::Zstd, stored.size()))
         fail_at({file, at}, "the zstd entry declares 0x{:x} bytes from 0x{:x} (more than zstd expands to, or the "
                 "limit of 0x{:x}): a decompression bomb?", size, stored.size(), limit);
+      return;
+  }
+}
+
+void fatbin_image_into(const FatbinEntry& e, Bytes stored, std::span<std::byte> dst, const std::string& file,
+                       std::uint64_t at, const std::function<void(std::uint64_t)>& produced) {
+  const std::uint64_t size = e.uncompressed_size();
+  if (dst.size() != size)
+    fail_at({file, at}, "0x{:x} bytes to decode the entry into, its image takes 0x{:x}", dst.size(), size);
+  switch (e.compression()) {
+    case FatbinCompression::None:
+      if (size) std::memcpy(dst.data(), stored.data(), size);
+      return;
+    case FatbinCompression::Lz4: {
+      // One block: liblz4 needs the whole output as its window.
+      const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(stored.data()), reinterpret_cast<char*>(dst.data()),
+                                        static_cast<int>(stored.size()), static_cast<int>(size));
+      if (n < 0 || static_cast<std::uint64_t>(n) != size)
+        fail_at({file, at}, "the LZ4 entry is damaged: {}", n < 0 ? "the block does not decode"
+                : fmt::format("it decodes to 0x{:x} bytes, its header says 0x{:x}", n, size));
+      return;
+    }
+    case FatbinCompression::Zstd:
       try {
-        return compress::decompress(compress::Method::Zstd, stored, size);
+        compress::decompress_into(compress::Method::Zstd, stored, dst, produced ? produced : [](std::uint64_t) {});
       } catch (const Error& err) {
         fail_at({file, at}, "the zstd entry is damaged: {}", err.message());
       }
+      return;
   }
-  return {};
+}
+
+std::vector<std::byte> fatbin_image(const FatbinEntry& e, Bytes stored, std::uint64_t limit, const std::string& file,
+                                    std::uint64_t at) {
+  check_fatbin_image(e, stored, limit, file, at);
+  std::vector<std::byte> out(e.uncompressed_size());
+  fatbin_image_into(e, stored, out, file, at);
+  return out;
 }
 
 std::vector<Bytes> prune_fatbin(Bytes fatbin, const Fatbin& f, const std::vector<std::size_t>& keep,

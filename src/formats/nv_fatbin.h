@@ -27,6 +27,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,6 +106,16 @@ Fatbin read_fatbin(const ByteSource& src, std::uint64_t offset, const std::strin
 // absolute offset).
 std::vector<std::byte> fatbin_image(const FatbinEntry& e, Bytes stored, std::uint64_t limit, const std::string& file,
                                     std::uint64_t at);
+// fatbin_image's refusals, before anything is allocated: a declared size over
+// `limit`, or more than the stored bytes can decode to.
+void check_fatbin_image(const FatbinEntry& e, Bytes stored, std::uint64_t limit, const std::string& file,
+                        std::uint64_t at);
+// The image decoded into `dst` (exactly uncompressed_size() bytes: a mapped
+// output file, say); `produced(n)`: the first n bytes are final (zstd, which
+// decodes in order; the caller may drop them from memory). Call
+// check_fatbin_image first.
+void fatbin_image_into(const FatbinEntry& e, Bytes stored, std::span<std::byte> dst, const std::string& file,
+                       std::uint64_t at, const std::function<void(std::uint64_t)>& produced = {});
 
 // One fatbin rewritten with only `keep`'s entries (indices into f.entries, in
 // order): the new 16-byte header, then each kept entry's header and payload
