@@ -87,7 +87,7 @@ std::vector<SectionView> coff_sections(Bytes obj, const std::string& file) {
 std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base, Bytes obj,
                                         const std::vector<SectionView>& views, std::string container,
                                         const Selection& selection, const std::string& file,
-                                        const std::string& where_prefix) {
+                                        const std::string& where_prefix, bool member) {
   ObjectPlan plan;
   plan.report.container = std::move(container);
   plan.report.size_before = obj.size();
@@ -95,7 +95,7 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
   edit.keep_defined_symbols = true;
   std::set<std::string, std::less<>> remove;
   Report sections{"bundle sections", {}, 0, 0};  // the __CLANG_OFFLOAD_BUNDLE__ entries, for check_not_empty
-  Report fatbin_entries{"NVIDIA fatbins", {}, 0, 0};  // every fatbin section's, for check_not_empty
+  Report& fatbin_entries = plan.fatbin_entries;  // every fatbin section's, for check_not_empty
   bool found = false;
 
   for (const SectionView& v : views) {
@@ -192,7 +192,7 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
   }
   if (!found) return std::nullopt;
   check_not_empty(selection, sections, file);
-  check_not_empty(selection, fatbin_entries, file);
+  if (!member) check_not_empty(selection, fatbin_entries, file);
   if (!remove.empty()) edit.remove = [remove](std::string_view n) { return remove.contains(n); };
   plan.layout = object::edit_object(in, base, obj, file, std::move(edit));
   plan.report.size_after = plan.layout.size();
@@ -210,17 +210,17 @@ bool holds_container(Bytes obj, const std::string& file) {
 }
 
 std::optional<ObjectPlan> plan_object(const InputFile& in, std::uint64_t base, Bytes obj, const Selection& selection,
-                                      const std::string& file, const std::string& where_prefix) {
+                                      const std::string& file, const std::string& where_prefix, bool member) {
   switch (object::identify_object(obj)) {
     case object::ObjectKind::Elf: {
       std::uint16_t type = 0;
       std::vector<SectionView> views = elf_sections(obj, file, type);
       if (type != object::elf::ET_REL) fail_at({file, 0}, "not a relocatable object (e_type 0x{:x})", type);
-      return plan_sections(in, base, obj, views, "relocatable object (ELF)", selection, file, where_prefix);
+      return plan_sections(in, base, obj, views, "relocatable object (ELF)", selection, file, where_prefix, member);
     }
     case object::ObjectKind::Coff:
       return plan_sections(in, base, obj, coff_sections(obj, file), "relocatable object (COFF)", selection, file,
-                           where_prefix);
+                           where_prefix, member);
     default:
       fail_at({file, 0}, "not an ELF or COFF relocatable object");
   }

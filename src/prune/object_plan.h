@@ -15,6 +15,9 @@ namespace ot::prune {
 struct ObjectPlan {
   object::Layout layout;  // the pruned object
   Report report;
+  // The entries of its NVIDIA fatbins (also in `report`): an archive checks
+  // that some stay over all its members, not member by member.
+  Report fatbin_entries = {"NVIDIA fatbins", {}, 0, 0};
 };
 
 // Whether the ELF or COFF object `obj` has a section holding device code
@@ -25,7 +28,9 @@ bool holds_container(Bytes obj, const std::string& file);
 // (an archive member, or all of `in`). Errors name `file` with offsets inside
 // `obj`; `where_prefix` opens every entry's `where` ("member k.o, "). nullopt
 // when the object holds no offload container.
+// `member`: an archive member, whose NVIDIA fatbins may all be left empty
+// (nvprune keeps such members too); the caller checks the whole archive.
 std::optional<ObjectPlan> plan_object(const InputFile& in, std::uint64_t base, Bytes obj, const Selection& selection,
-                                      const std::string& file, const std::string& where_prefix);
+                                      const std::string& file, const std::string& where_prefix, bool member = false);
 
 }  // namespace ot::prune
