@@ -194,7 +194,14 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
   check_not_empty(selection, sections, file);
   if (!member) check_not_empty(selection, fatbin_entries, file);
   if (!remove.empty()) edit.remove = [remove](std::string_view n) { return remove.contains(n); };
-  plan.layout = object::edit_object(in, base, obj, file, std::move(edit));
+  // Nothing dropped: the object as it is (laying it out again would give its
+  // bytes back, at the cost of reading its tables: most of the time an archive
+  // of CUDA objects takes, where many members keep everything).
+  if (edit.replace.empty() && remove.empty()) {
+    plan.layout.copy(in, base, obj.size());
+  } else {
+    plan.layout = object::edit_object(in, base, obj, file, std::move(edit));
+  }
   plan.report.size_after = plan.layout.size();
   return plan;
 }
