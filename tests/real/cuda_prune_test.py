@@ -24,7 +24,10 @@ What is checked:
     --keep compute_86 the compute_80 PTX, where `nvprune -arch sm_86` and
     `-arch compute_86` keep nothing (exit 0, with their warning); what nvprune
     then writes (every fatbin left empty) is what `--keep sm_60 --allow-empty`
-    writes, section for section. The .nvFatBinSegment records' relocations
+    writes, section for section. An object holding both .nv_fatbin and
+    __nv_relfatbin (ld -r, either order): nvprune prunes .nv_fatbin only (its
+    bytes are ours) and leaves __nv_relfatbin as it was; we prune both. The
+    .nvFatBinSegment records' relocations
     (readelf -r) still target a fatbin's start, each record the fatbin it named
     before; a program linked (clang++-19) from the pruned objects and a
     stand-in CUDA runtime registers the same fatbins, entries and bytes as the
@@ -107,6 +110,8 @@ DIFFERENCES = [
     '--keep sm_86 keeps what an sm_86 GPU loads (the sm_80 cubin of each fatbin), --keep compute_86 the PTX '
     'it would JIT (compute_80); nvprune -arch sm_86 / compute_86 matches names only and strips every entry',
     'nvprune refuses linked shared libraries and executables; offloadtool prunes them (part 2)',
+    'an object holding both .nv_fatbin and __nv_relfatbin (ld -r): nvprune prunes .nv_fatbin only and leaves '
+    '__nv_relfatbin as it was; offloadtool prunes both',
 ]
 
 
@@ -426,6 +431,28 @@ def check_objects(root):
                         for fb in fatbins(orig)]
                 check('%s%s: each fatbin keeps what RULES give' % (what, ' member ' + member if member else ''),
                       per == rule and all(len(x) == 1 for x in per), 'ours %s\nrules %s' % (per, rule))
+    # Both fatbin sections in one object (ld -r, either order): nvprune prunes .nv_fatbin only.
+    for name, inputs in (('relfirst.o', ['k-rdc.o', 'k2.o']), ('exefirst.o', ['k2.o', 'k-rdc.o'])):
+        what = '%s (ld -r %s) --keep sm_80' % (name, ' '.join(inputs))
+        d.run(['ld', '-r'] + inputs + ['-o', name], check=True)
+        path, theirs, ours = d.path(name), out.path('nv-' + name), out.path('ot-' + name)
+        r1 = run([NVPRUNE, '-arch', 'sm_80', path, '-o', theirs], text=True)
+        r2 = run([OT, 'prune', '--keep', 'sm_80', path, '-o', ours], text=True)
+        if not check('%s: nvprune and offloadtool write their outputs' % what, r1.returncode == r2.returncode == 0,
+                     (r1.stderr, r2.stderr)):
+            continue
+        per = {p: [(fb['section'], [e['target'] for e in fb['entries']]) for fb in fatbins(p)]
+               for p in (path, theirs, ours)}
+        check('%s: offloadtool keeps the sm_80 cubin of each fatbin of both sections' % what,
+              per[ours] == [(sec, ['sm_80']) for sec, _ in per[path]], per[ours])
+        o, t, a = sections_by_name(ours)[0], sections_by_name(theirs)[0], sections_by_name(path)[0]
+        check('DIFFERENCE (recorded): %s: nvprune leaves __nv_relfatbin as it was (%s) and prunes .nv_fatbin, whose '
+              'bytes are ours' % (what, [e for sec, e in per[theirs] if sec == '__nv_relfatbin']),
+              section_bytes(theirs, t['__nv_relfatbin']) == section_bytes(path, a['__nv_relfatbin'])
+              and section_bytes(theirs, t['.nv_fatbin']) == section_bytes(ours, o['.nv_fatbin'])
+              and [e for sec, e in per[theirs] if sec == '.nv_fatbin'] == [['sm_80']], per[theirs])
+        check_relocations(what, path, ours)
+
     # What nvprune writes when nothing matches is what we write when nothing stays.
     for name, path in originals.items():
         what = '%s --keep sm_60 --allow-empty' % name
