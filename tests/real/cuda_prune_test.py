@@ -27,9 +27,8 @@ What is checked:
     writes, section for section. An object holding both .nv_fatbin and
     __nv_relfatbin (ld -r, either order): nvprune prunes .nv_fatbin only (its
     bytes are ours) and leaves __nv_relfatbin as it was; we prune both. The
-    .nvFatBinSegment records' relocations
-    (readelf -r) still target a fatbin's start, each record the fatbin it named
-    before; a program linked (clang++-19) from the pruned objects and a
+    .nvFatBinSegment records' relocations (readelf -r) still target a fatbin's
+    start, each record the fatbin it named before; a program linked (clang++-19) from the pruned objects and a
     stand-in CUDA runtime registers the same fatbins, entries and bytes as the
     program linked from nvprune's objects.
  2. Linked files (nvprune refuses them): libcublas.so.11 (--keep sm_80),
