@@ -30,7 +30,8 @@ What is checked:
     .nvFatBinSegment records' relocations (readelf -r) still target a fatbin's
     start, each record the fatbin it named before; a program linked (clang++-19) from the pruned objects and a
     stand-in CUDA runtime registers the same fatbins, entries and bytes as the
-    program linked from nvprune's objects.
+    program linked from nvprune's objects; one linked from two.o and the real
+    libcudart 11.8 runs as the one from nvprune's two.o does.
  2. Linked files (nvprune refuses them): libcublas.so.11 (--keep sm_80),
     libcurand.so.10 (--keep sm_86: its sm_86 cubins; its first fatbin no record
     points at keeps its address), libcufft.so.10 (--keep sm_80: .nv_fatbin and
@@ -97,6 +98,7 @@ NVPRUNE = os.path.join(cu.TOOLKIT_BIN, 'nvprune')
 CLANG = '/usr/bin/clang-19'
 LIBDIR = 'usr/lib/x86_64-linux-gnu'
 LIBCUBLAS, LIBCURAND, LIBCUFFT = cu.LIBRARIES[0], cu.LIBRARIES[2], cu.LIBRARIES[3]
+LIBCUDART = os.path.join(cu.UNPACKED, 'libcudart11.0', LIBDIR, 'libcudart.so.11.0')
 LIB_PATH = ':'.join(os.path.join(cu.UNPACKED, p, LIBDIR) for p in (
     'libcublas11', 'libcublaslt11', 'libcurand10', 'libcufft10', 'libcudart11.0'))
 
@@ -256,6 +258,16 @@ void __cudaRegisterLinkedBinary_%s(void (*callback)(void **), void *w, void *id,
 }
 '''
 
+REAL_MAIN = r'''#include <cstdio>
+extern "C" int cudaGetDeviceCount(int *);
+extern "C" const char *cudaGetErrorName(int);
+int main() {
+  int n = -1, rc = cudaGetDeviceCount(&n);
+  std::printf("cudaGetDeviceCount: %s, %d\n", cudaGetErrorName(rc), n);
+  return 0;
+}
+'''
+
 OBJECT_CASES = [  # offloadtool --keep, nvprune's arguments, the entries both keep (by name)
     ('sm_80', ['-arch', 'sm_80'], {('cubin', 'sm_80')}),
     ('sm_70', ['-arch', 'sm_70'], {('cubin', 'sm_70')}),
@@ -396,6 +408,16 @@ def check_objects(root):
                       and len(per) == len(fatbins(orig)), per)
                 compare_sections(w, o, t)
                 check_relocations(w, orig, o)
+        # The real CUDA runtime (libcudart 11.8) registers two.o's fatbins at start-up; then the program prints
+        # what cudaGetDeviceCount says (without an NVIDIA driver: cudaErrorInsufficientDriver).
+        real = []
+        for label in ('ot', 'nv'):
+            out.put('real.cpp', REAL_MAIN.encode())
+            out.run([cu.CLANGXX, 'real.cpp', label + '-two.o', LIBCUDART, '-o', 'real-' + label], check=True)
+            r = run_with_libs([out.path('real-' + label)], cwd=out.dir)
+            real.append((r.returncode, r.stdout, r.stderr))
+        check('--keep %s: a program linked from our two.o and libcudart 11.8 runs as the one from nvprune\'s does'
+              % keep, real[0] == real[1] and real[0][0] == 0 and 'cudaGetDeviceCount' in real[0][1], real)
         mine = link_program(out, 'prog-ours', [out.path('ot-two.o'), out.path('ot-k-rdc.o')])
         theirs = link_program(out, 'prog-nvprune', [out.path('nv-two.o'), out.path('nv-k-rdc.o')])
         check('--keep %s: the program linked from our two.o and k-rdc.o registers what the one linked from nvprune\'s '
@@ -775,4 +797,4 @@ if __name__ == '__main__':
     sys.exit(harness.run_suite('cuda-prune', cases, needs=[
         cu.CUOBJDUMP, NVPRUNE, cu.CLANGXX, CLANG, os.path.join(cu.CUDA_PATH, 'bin'), 'ld', 'ar', 'nm', 'readelf',
         'eu-elflint', LIBCUBLAS, LIBCURAND, LIBCUFFT, cu.BART, cu.LIBRARIES[1],
-        os.path.join(cu.UNPACKED, 'libcudart11.0', LIBDIR, 'libcudart.so.11.0')]))
+        LIBCUDART]))
