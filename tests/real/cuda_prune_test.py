@@ -447,9 +447,8 @@ def check_objects(root):
                   r.returncode == 0 and problem is None and got == want and want, (r.stderr, got, want, problem))
             for (member, o), (_, orig) in zip(objects_of(out.dir, ours), objects_of(out.dir, path)):
                 per = [[(e['kind'], e['target']) for e in fb['entries']] for fb in fatbins(o)]
-                rule = [[(fb['entries'][i]['kind'], fb['entries'][i]['target']) for i in kept_by_rules(fb['entries'],
-                                                                                                       [keep])]
-                        for fb in fatbins(orig)]
+                rule = [[(fb['entries'][i]['kind'], fb['entries'][i]['target'])
+                         for i in kept_by_rules(fb['entries'], [keep])] for fb in fatbins(orig)]
                 check('%s%s: each fatbin keeps what RULES give' % (what, ' member ' + member if member else ''),
                       per == rule and all(len(x) == 1 for x in per), 'ours %s\nrules %s' % (per, rule))
     # Both fatbin sections in one object (ld -r, either order): nvprune prunes .nv_fatbin only.
