@@ -53,7 +53,9 @@ void recode_file(const std::string& input, const std::string& output, const Reco
     formats::CcobHeader h = compress_ccob(
         plain, options.ccob, input, [&](Bytes b) { out.write(b); },
         [&](std::uint64_t n) {
-          if (mapped) mapped->release(static_cast<std::uint64_t>(plain.data() - mapped->bytes().data()), n);
+          const std::uint64_t from = mapped ? static_cast<std::uint64_t>(plain.data() - mapped->bytes().data()) : 0;
+          if (mapped) mapped->release(from, n);
+          if (options.progress && mapped == in.get()) options.progress(from + n, data.size());
         });
     out.write_at(at, formats::write_ccob_header(h));
   };
@@ -61,7 +63,10 @@ void recode_file(const std::string& input, const std::string& output, const Reco
   // into its mapping where it is a file (compress::decompress_to).
   auto decompress_ccob = [&](OutputFile& target, Bytes item, std::uint64_t at) {
     return decode_ccob_to(target, item, input, at, options.hash != RecodeOptions::Hash::Skip,
-                          [&](std::uint64_t n) { in->release(at, n); });
+                          [&](std::uint64_t n) {
+                            in->release(at, n);
+                            if (options.progress) options.progress(at + n, data.size());
+                          });
   };
   for (const formats::BundleSpan& s : spans) {
     out.zeros(align_to(out.written(), align) - out.written());

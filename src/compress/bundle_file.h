@@ -24,6 +24,8 @@ struct RecodeOptions {
   // all (LLVM's unbundling never checks it).
   enum class Hash { Check, Warn, Skip } hash = Hash::Check;
   std::function<void(const std::string&)> warn;
+  // How far the work has come through the input: `done` of its `total` bytes.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress = {};
 };
 
 // Read `input`, write `output` (atomically: nothing is left behind on failure,

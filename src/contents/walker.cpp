@@ -172,9 +172,17 @@ class Walker {
   // Done with the first `len` bytes at `b` (the named file, a spooled
   // member): their pages may leave memory (read back from the file if touched
   // again), so that a walk through a large archive keeps its resident set flat.
-  static void release(Backing b, std::uint64_t len) {
-    if (b.file) b.file->release(b.at, len);
+  // In the named file, that is also how far the walk has come.
+  void release(Backing b, std::uint64_t len) {
+    if (!b.file) return;
+    b.file->release(b.at, len);
+    if (b.file == top_ && limits_.progress) limits_.progress(b.at + len, top_->size());
   }
+
+ public:
+  const InputFile* top_ = nullptr;  // the named file, when it is one (walk_input)
+
+ private:
 
   // tar, zip, cpio, rpm: one pass; members worth reading are spooled to an
   // unlinked scratch file and mapped, the others read through and dropped.
@@ -618,6 +626,7 @@ void walk_file(const std::string& path, Visitor& v, const Limits& limits, const 
 void walk_input(const InputFile& in, Visitor& v, const Limits& limits, const std::string& display) {
   std::string name = display.empty() ? in.path() : display;
   Walker w(name, v, limits);
+  w.top_ = &in;
   w.node(Source{in.bytes(), name, {{name, false}}, 0, 0, {&in, 0}});
 }
 

@@ -119,6 +119,9 @@ struct Limits {
   // Threads decoding an xz-compressed archive (archive::StreamReader): more
   // than 1 takes up to 64 MiB a thread.
   unsigned threads = 1;
+  // Called as the walk moves through the named file: `done` of its `total`
+  // bytes (archives: at each member and every few MiB of a compressed one).
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress = {};
 };
 
 // One bundle of a blob (binary, or a CCOB before it is decompressed), for

@@ -146,6 +146,7 @@ struct CompressOptions {
   bool long_distance = true;
   int level = -1000, threads = 0;
   std::uint16_t ccob_version = 0;  // 0: the release's (target::traits)
+  Progress::Mode progress = Progress::Mode::Auto;
 };
 
 // --info of a file that is not itself a bundle (an object, a library, an
@@ -223,6 +224,8 @@ int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv
   if (p.method == compress::Method::Zlib && (c.threads > 0 || c.window != "llvm" || long_given))
     fail("", "--threads, --window and --long are zstd settings");
   o.ccob.version = c.ccob_version ? c.ccob_version : target::traits(inv.release).ccob_version;
+  Progress progress(c.progress, fmt::format("{} {}", inv.prog, printable(c.input)));
+  if (progress.enabled()) o.progress = [&progress](std::uint64_t done, std::uint64_t total) { progress.update(done, total); };
   compress::recode_file(c.input, c.output, o);
   return 0;
 }
@@ -246,6 +249,7 @@ cli::AppletBody define_compress(CLI::App& app) {
   r->excludes(i, v);
   i->excludes(v);
   app.add_flag("--json", o->as_json, "with --info: JSON (schema offloadtool.compress.info, version 1)");
+  add_progress_option(app, o->progress);
   app.add_option("--hash", o->hash,
                  "decompressing: check (a stored hash that does not match is an error), warn, or skip "
                  "(not computed, as LLVM; the default)")

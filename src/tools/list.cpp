@@ -55,6 +55,7 @@ struct ListOptions {
   std::vector<std::string> inputs;
   bool json = false;
   contents::Limits limits;
+  Progress::Mode progress = Progress::Mode::Auto;
 };
 
 // The listing, printed as the walk finds each entry: nothing of the walk is
@@ -255,7 +256,10 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
     listing.begin(file);
     std::optional<std::string> error;
     try {
-      contents::walk_file(file, listing, o.limits);
+      {
+        Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)), true);
+        contents::walk_file(file, listing, with_progress(o.limits, progress));
+      }
       if (listing.found() == 0) fail_no_device_code(file);
     } catch (const Error& e) {
       error = e.what();
@@ -302,6 +306,7 @@ cli::AppletBody define_list(CLI::App& app) {
   app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
   app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-list/2)");
   add_threads_option(app, o->limits);
+  add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return list(*o, inv); };
 }
 

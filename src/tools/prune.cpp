@@ -35,6 +35,7 @@ struct PruneOptions {
   std::vector<std::string> keep, drop;
   bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false;
   std::string sysfs = "/sys", xnack;
+  Progress::Mode progress = Progress::Mode::Auto;
 };
 
 std::string text_report(const prune::Report& r) {
@@ -83,7 +84,7 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
   return out;
 }
 
-int prune_file(PruneOptions o) {
+int prune_file(PruneOptions o, const cli::Invocation& inv) {
   if (o.keep_detected)
     for (std::string& t : detected_targets(o)) o.keep.push_back(std::move(t));
   if (o.keep.empty() && o.drop.empty()) fail("", "give the targets to --keep or to --drop");
@@ -105,7 +106,9 @@ int prune_file(PruneOptions o) {
     if (o.input != "-") out.copy_mode_from(o.input);
     const Bytes all = in->bytes();
     std::vector<std::byte> small(16u << 10);
+    Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(o.input)));
     report = prune::prune_file(*in, selection, o.input, [&](Bytes b) {
+      progress.update(out.written() + b.size(), 0);
       // Pieces of the input itself of 16 KiB or more (kept payloads, host
       // bytes) are copied by the kernel where it can, without passing through
       // this process; smaller ones (a fatbin's entries, headers) are read
@@ -174,7 +177,8 @@ cli::AppletBody define_prune(CLI::App& app) {
   app.add_flag("--dry-run", o->dry_run, "write nothing; print what would go and the bytes saved");
   app.add_flag("--json", o->json, "print the report as one JSON object (schema offloadtool.prune)");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
-  return [o](const cli::Invocation&) { return prune_file(*o); };
+  add_progress_option(app, o->progress);
+  return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };
 }
 
 }  // namespace ot::tools

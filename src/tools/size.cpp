@@ -41,6 +41,7 @@ struct SizeOptions {
   std::vector<std::string> inputs;
   bool per_file = false, per_bundle = false, json = false;
   contents::Limits limits;
+  Progress::Mode progress = Progress::Mode::Auto;
 };
 
 struct Row {
@@ -175,7 +176,10 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     Table before = all;  // a handful of targets
     Sizer sizer(file, all, o.per_bundle);
     try {
-      contents::walk_file(file, sizer, o.limits);
+      {
+        Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)));
+        contents::walk_file(file, sizer, with_progress(o.limits, progress));
+      }
       sizer.done();
       if (sizer.found == 0) fail_no_device_code(file);
     } catch (const Error& e) {
@@ -238,6 +242,7 @@ cli::AppletBody define_size(CLI::App& app) {
   app.add_flag("--per-bundle", o->per_bundle, "also break the bytes down per bundle (container)");
   app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-size/1)");
   add_threads_option(app, o->limits);
+  add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return size(*o, inv); };
 }
 

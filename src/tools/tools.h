@@ -7,6 +7,7 @@
 
 #include "cli/applets.h"
 #include "contents/walker.h"
+#include "support/progress.h"
 
 namespace ot::tools {
 
@@ -28,6 +29,12 @@ cli::AppletBody define_wrap(CLI::App& app);
 // --threads N of the applets that walk containers (contents::Limits::threads):
 // list, size, unbundle --extract-dir.
 void add_threads_option(CLI::App& app, contents::Limits& limits);
+// --progress / --no-progress of the applets whose work can take long (list,
+// size, unbundle --extract-dir, prune, compress): Progress::Mode::Auto
+// without either (a line on standard error only where it is a terminal).
+void add_progress_option(CLI::App& app, Progress::Mode& mode);
+// `limits` whose walk draws `progress`.
+contents::Limits with_progress(contents::Limits limits, Progress& progress);
 // The error of list and size for a file the walk found nothing in.
 // "no device code found (...)": what list, size, unbundle and compat say of a file without any.
 extern const char* const kNoDeviceCode;

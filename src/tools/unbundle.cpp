@@ -68,6 +68,7 @@ struct UnbundleOptions {
   std::vector<std::string> pairs;
   bool allow_missing = false, hip_openmp = false, check_archive = false, verbose = false;
   contents::Limits limits;  // --extract-dir's walk
+  Progress::Mode progress = Progress::Mode::Auto;
 };
 
 int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
@@ -90,7 +91,12 @@ int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
     }
     auto targets = bundler::check_targets(c, true);
     if (o.check_archive) bundler::check_input_archive(c);
-    for (const bundler::ExtractedFile& f : bundler::extract_to_dir(c, targets, o.extract_dir, o.limits))
+    std::vector<bundler::ExtractedFile> written;
+    {
+      Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(o.input)));
+      written = bundler::extract_to_dir(c, targets, o.extract_dir, with_progress(o.limits, progress));
+    }
+    for (const bundler::ExtractedFile& f : written)
       if (o.verbose)
         print(fmt::format("{}\t{}\t{}\n", printable(f.path), printable(f.member), printable(f.bundle_id)));
     return 0;
@@ -127,6 +133,7 @@ cli::AppletBody define_unbundle(CLI::App& app) {
                "archives: refuse members whose bundle IDs conflict (as clang-offload-bundler -check-input-archive)");
   app.add_flag("-v,--verbose", o->verbose, "with --extract-dir: list the written files");
   add_threads_option(app, o->limits);
+  add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return unbundle(*o, inv); };
 }
 

@@ -13,6 +13,21 @@ void add_threads_option(CLI::App& app, contents::Limits& limits) {
       ->check(CLI::Range(1, 256));
 }
 
+void add_progress_option(CLI::App& app, Progress::Mode& mode) {
+  auto* on = app.add_flag_callback("--progress", [&mode] { mode = Progress::Mode::Always; },
+                                   "show progress on standard error even where it is not a terminal (by default "
+                                   "only a terminal shows it, and only for work taking more than two seconds)");
+  auto* off = app.add_flag_callback("--no-progress", [&mode] { mode = Progress::Mode::Never; },
+                                    "never show progress");
+  on->excludes(off);
+}
+
+contents::Limits with_progress(contents::Limits limits, Progress& progress) {
+  if (progress.enabled())
+    limits.progress = [&progress](std::uint64_t done, std::uint64_t total) { progress.update(done, total); };
+  return limits;
+}
+
 const char* const kNoDeviceCode =
     "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin or bundle section, in "
     "any archive member)";
