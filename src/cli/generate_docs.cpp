@@ -22,7 +22,8 @@ int generate_docs(const std::string& dir) {
       if (ec) throw Error({}, fmt::format("{}: cannot create the folder: {}", folder.string(), ec.message()));
       write_file_atomic((folder / name).string(), as_bytes(std::string_view(text)));
     };
-    for (const docs::ManPage& page : docs::man_pages(root)) write("share/man/man1", page.file, page.text);
+    for (const docs::ManPage& page : docs::man_pages(root))
+      write("share/man/man" + page.file.substr(page.file.rfind('.') + 1), page.file, page.text);
     const std::string bash = docs::bash_completion(root);
     write("share/bash-completion/completions", "offloadtool", bash);
     write("share/zsh/site-functions", "_offloadtool", docs::zsh_completion(root));

@@ -14,28 +14,9 @@
 // fits, verify: violations, detect: no AMD GPU; 2 errors (bad IDs, unreadable
 // or malformed files, usage).
 //
-// --json prints one object, schema "offloadtool-compat/1" (fields are only
-// ever added within a version); errors still go to stderr with exit 2:
-//   spec    = {"text", "form": "bundle-id"|"target-id", "kind", "triple", "processor",
-//              "features": {"sramecc": "any"|"on"|"off", "xnack": ...}, "canonical",
-//              "generic": bool, "known_to_llvm19": bool}
-//   check   = {"schema", "command": "check", "rules": "runtime"|"bundler19",
-//              "source": <"file: AMDGPU code object vN, e_flags 0x.."> | null, "code_object": spec,
-//              "target": spec, "compatible": bool, "generic": bool,
-//              "steps": [{"rule", "verdict": "pass"|"fail"|"skip", "detail"}]}
-//   canonical = {"schema", "command": "canonical", "results": [{"input", "canonical": string|null, "error": string|null}]}
-//   select  = {"schema", "command": "select", "file", "rules", "target": spec, "selected": index|null,
-//              "entries": [{"index", "id", "location", "offset", "size", "compressed", "verdict":
-//              "selected"|"compatible"|"rejected", "reason", "canonical": string|null,
-//              "code_object": <target ID in the payload's AMDGPU ELF header> | null}], "hint": string|null}
-//   verify  = {"schema", "command": "verify", "files": [{"file", "containers": [{"name", "ids": [..]}],
-//              "findings": [{"rule", "severity": "error"|"warning", "container", "ids": [..], "message"}]}],
-//              "violations": n, "warnings": n}
-//   detect  = {"schema", "command": "detect", "topology", "found_topology": bool, "cpu_nodes": [n..],
-//              "gpus": [{"node", "gfx_target_version", "processor", "target_id", "apu", "vendor_id", "device_id",
-//              "sramecc": "on"|"off"|null, "xnack": "on"|"off"|"any"|null, "note": string|null}]}
-// Numbers are decimal; strings are escaped as JSON requires (bytes that are not
-// printable ASCII as \u00XX).
+// --json prints one object, schema json::Schema::Compat, its "command" member
+// naming the subcommand (support/json_schemas.cpp documents the members;
+// offloadtool-json(7) is made from it); errors still go to stderr, exit 2.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -49,6 +30,7 @@
 #include "compat/select.h"
 #include "compat/target_spec.h"
 #include "support/json.h"
+#include "support/json_schemas.h"
 #include "support/mapped_file.h"
 #include "support/printable.h"
 #include "target/processors.h"
@@ -58,7 +40,7 @@
 namespace ot::tools {
 namespace {
 
-constexpr std::string_view kSchema = "offloadtool-compat/1";
+const std::string_view kSchema = json::schema_name(json::Schema::Compat);
 
 std::string js(std::string_view s) { return json::str(s); }
 std::string js_or_null(const std::string& s) { return json::str_or_null(s); }
@@ -324,7 +306,8 @@ cli::AppletBody define_compat(CLI::App& app) {
       "unreadable or malformed files, usage errors.\n");
   app.require_subcommand(1);
 
-  const std::string json_help = "machine-readable output (schema offloadtool-compat/1)";
+  const std::string json_help =
+      fmt::format("machine-readable output (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::Compat));
   // check and select apply the same rules, chosen by the same flags
   auto add_rule_flags = [&](CLI::App* sub) {
     sub->add_flag("--bundler", o->bundler,

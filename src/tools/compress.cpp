@@ -7,25 +7,8 @@
 //   offloadtool compress --info [--json] INPUT
 //   offloadtool compress --verify INPUT
 //
-// `--info --json` prints one JSON object, schema "offloadtool.compress.info",
-// version 1 (fields are only ever added within a version):
-//   {
-//     "schema": "offloadtool.compress.info", "version": 1,
-//     "file": <input path>, "size": <bytes>,
-//     "bundles": [ {
-//       "index": <n, 0-based, file order>, "offset": <in the file>, "size": <bytes it occupies>,
-//       "compressed": <bool>,
-//       -- only when compressed:
-//       "format_version": <1|2|3>, "method": <"zstd"|"zlib">, "header_size": <bytes>,
-//       "total_size": <header + compressed bytes, from the header; null for version 1>,
-//       "compressed_size": <bytes>, "uncompressed_size": <bytes>,
-//       "ratio": <uncompressed / compressed, a number>,
-//       "window_log": <log2 of the zstd window or zlib window bits; null if unreadable>,
-//       "content_size": <size recorded in the zstd frame; null when absent or zlib>,
-//       "stored_hash": "0x<16 hex digits>", "recomputed_hash": "0x<16 hex digits>",
-//       "hash_match": <bool>
-//     } ... ]
-//   }
+// `--info --json` prints one JSON object, schema json::Schema::CompressInfo
+// (support/json_schemas.cpp documents its members; offloadtool-json(7)).
 // Hashes are LLVM's truncated MD5 (the first 8 digest bytes read as a
 // little-endian integer), printed as LLVM's -verbose prints them.
 #include <CLI/CLI.hpp>
@@ -39,6 +22,7 @@
 #include "contents/walker.h"
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
+#include "support/json_schemas.h"
 #include "support/mapped_file.h"
 #include "support/printable.h"
 #include "tools/native_bundler_options.h"
@@ -78,9 +62,8 @@ struct FoundBundle {
 void print_json(const std::string& input, std::uint64_t file_size, const std::vector<compress::BundleInfo>& infos,
                 const std::vector<FoundBundle>& found = {}) {
   std::string out = fmt::format(
-      "{{\n  \"schema\": \"offloadtool.compress.info\",\n  \"version\": 1,\n  \"file\": {},\n  \"size\": {},\n"
-      "  \"bundles\": [",
-      json_string(input), file_size);
+      "{{\n  \"schema\": {},\n  \"file\": {},\n  \"size\": {},\n  \"bundles\": [",
+      json_string(json::schema_name(json::Schema::CompressInfo)), json_string(input), file_size);
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const compress::BundleInfo& b = infos[i];
     std::string offset = std::to_string(b.offset), path;
@@ -248,7 +231,9 @@ cli::AppletBody define_compress(CLI::App& app) {
   d->excludes(r, i, v);
   r->excludes(i, v);
   i->excludes(v);
-  app.add_flag("--json", o->as_json, "with --info: JSON (schema offloadtool.compress.info, version 1)");
+  app.add_flag("--json", o->as_json,
+               fmt::format("with --info: JSON (schema {}; offloadtool-json(7))",
+                           json::schema_name(json::Schema::CompressInfo)));
   add_progress_option(app, o->progress);
   app.add_option("--hash", o->hash,
                  "decompressing: check (a stored hash that does not match is an error), warn, or skip "

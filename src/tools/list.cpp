@@ -7,25 +7,9 @@
 // line per entry (index, ID, processor from the code object's header, size,
 // offset in the named file); per file a total line.
 //
-// --json prints ONE object, schema "offloadtool-list/2" (fields are only ever
-// added within a version):
-//   {"schema": "offloadtool-list/2",
-//    "entries": [{"file", "path": [<file>, <member>..., "section .hip_fatbin", "bundle 3 at 0x2000"],
-//                 "index", "id": <as stored>, "target": <canonical, or the ID as stored if it does not parse>,
-//                 "processor": string|null, "offset": n|null, "size": n, "compressed": bool,
-//                 "uri": "file://<absolute path>#offset=n&size=n" | null,
-//                 "kind": "cubin"|"ptx"|"kind 0x.."|null, "uncompressed_size": n}],
-//    "files": [{"file": <as given>, "entries": n, "error": <message, only for a file that failed>}]}
-// offset (and uri) is null where the entry's bytes do not lie contiguous and
-// uncompressed in the named file (inside a CCOB or a tar/zip/cpio/rpm member).
-// NVIDIA fatbin entries: "kind" says cubin or ptx (null for all other entries),
-// "size" is what the entry takes as stored and "offset" where those bytes lie
-// (compressed too: "compressed" says so), "uncompressed_size" what they
-// decompress to (for every other entry equal to "size", which is already
-// decompressed). Both fields were added within version 2.
-// Version 1 put "files" first and left out every entry of a file that failed;
-// entries now go out as they are found, so "files" (with the counts) comes
-// last and a file that fails keeps the entries found before the failure.
+// --json prints ONE object, schema json::Schema::List (support/json_schemas.cpp
+// documents its members; offloadtool-json(7)): the entries as they are found,
+// then per file the count (and the error of a file that failed).
 //
 // A file without device code is an error ("no device code found"), and so is
 // a file that cannot be read to its end: the other files are still listed,
@@ -45,6 +29,7 @@
 #include "contents/walker.h"
 #include "formats/nv_fatbin.h"
 #include "support/json.h"
+#include "support/json_schemas.h"
 #include "support/printable.h"
 #include "tools/tools.h"
 
@@ -251,7 +236,8 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
   int rc = 0;
   Listing listing(o.json);
   fmt::memory_buffer files;  // --json: the "files" array, after the entries
-  if (o.json) listing.add("{\n  \"schema\": \"offloadtool-list/2\",\n  \"entries\": [");
+  if (o.json)
+    listing.add(fmt::format("{{\n  \"schema\": {},\n  \"entries\": [", json::str(json::schema_name(json::Schema::List))));
   for (const std::string& file : o.inputs) {
     listing.begin(file);
     std::optional<std::string> error;
@@ -304,7 +290,8 @@ cli::AppletBody define_list(CLI::App& app) {
       "compression), printed as they are found. A file without device code, or one that cannot be read to its end, is an error (exit 1): "
       "what was found before the failure is listed, and so are the other files.");
   app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
-  app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-list/2)");
+  app.add_flag("--json", o->json,
+               fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::List)));
   add_threads_option(app, o->limits);
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return list(*o, inv); };

@@ -6,34 +6,8 @@
 //   offloadtool package extract INPUT [--image key=value,...]... [--archive] [-C DIR]
 //   offloadtool package list INPUT [--json]
 //
-// `list --json` prints one JSON object, schema "offloadtool.package.list",
-// version 1 (fields are only ever added within a version):
-//   {
-//     "schema": "offloadtool.package.list", "version": 1,
-//     "file": <input path>,
-//     "images": [ {
-//       "index": <n, 0-based, container order>,
-//       "origin": <LLVM's buffer identifier: input path, or archive member name>,
-//       "container": <"raw" | "section <name>" | "bitcode global <n> in .llvm.offloading"
-//                     | "<archive>(<member>), <one of those>">,
-//       "binary": {"offset": <header offset in the input>, "size": <bytes>,
-//                  "version": <1|2>, "entry": <index inside the binary>},
-//       "image_kind": {"value": <u16>, "name": <"o"|"bc"|"cubin"|"fatbin"|"s"|"">,
-//                      "description": <llvm-objdump text: "elf", "llvm ir", ..., "<none>">},
-//       "offload_kind": {"value": <u16>, "name": <"openmp"|"cuda"|"hip"|"sycl"|"none">},
-//                       (named whatever release wrote it: 3 and 4 are hip, 8 sycl)
-//       "flags": <u32>,
-//       "triple": <string>, "arch": <string>,   (LLVM's getTriple/getArch: "" when absent)
-//       "strings": [ {"key": <string>, "value": <string>}, ... ]   (file order),
-//       "image": {"offset": <in the input file>, "size": <bytes>}
-//     } ... ]
-//   }
-// Offsets count in the input file, except for a "bitcode global" container,
-// where bitcode stores the bytes bit-packed: there they count in the global's
-// decoded initialiser.
-// Numbers are decimal integers. Strings are the bytes of the file: valid UTF-8
-// passes through, control characters and bytes that are not UTF-8 are written
-// as \u00XX (the byte's value).
+// `list --json` prints one JSON object, schema json::Schema::PackageList
+// (support/json_schemas.cpp documents its members; offloadtool-json(7)).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -41,6 +15,7 @@
 
 #include "cli/diagnostics.h"
 #include "packager/packager.h"
+#include "support/json_schemas.h"
 #include "support/mapped_file.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
@@ -86,7 +61,8 @@ std::string json(std::string_view s) {
 }
 
 void print_json(const std::string& input, const std::vector<packager::FoundImage>& images) {
-  std::string out = fmt::format("{{\n  \"schema\": \"offloadtool.package.list\",\n  \"version\": 1,\n  \"file\": {},\n  \"images\": [", json(input));
+  std::string out = fmt::format("{{\n  \"schema\": {},\n  \"file\": {},\n  \"images\": [",
+                                json(json::schema_name(json::Schema::PackageList)), json(input));
   for (std::size_t i = 0; i < images.size(); ++i) {
     const packager::FoundImage& f = images[i];
     const formats::OffloadEntry& e = f.entry;
@@ -213,7 +189,9 @@ cli::AppletBody define_package(CLI::App& app) {
   CLI::App* list_cmd = app.add_subcommand("list", "describe the offload images a file contains");
   list_cmd->add_option("input", o->input, "raw offload binary, object, executable, library or archive ('-' = stdin)")
       ->required();
-  list_cmd->add_flag("--json", o->as_json, "machine-readable output (schema offloadtool.package.list, version 1)");
+  list_cmd->add_flag("--json", o->as_json,
+                     fmt::format("machine-readable output (schema {}; offloadtool-json(7))",
+                                 json::schema_name(json::Schema::PackageList)));
 
   // The subcommands belong to `app`, which outlives the body (cli/run.cpp).
   return [o, create_cmd, extract_cmd](const cli::Invocation& inv) {

@@ -6,13 +6,8 @@
 //   offloadtool prune --keep TARGET... FILE --dry-run [--json]
 //   offloadtool prune --keep-detected FILE -o OUT            (this machine's GPUs, as compat detect finds them)
 //
-// --json prints one JSON object, schema "offloadtool.prune", version 1:
-//   {"schema": "offloadtool.prune", "version": 1, "file": <input>, "container": <kind>,
-//    "written": <false with --dry-run>,
-//    "entries": [{"id": <bundle entry ID>, "size": <payload bytes>, "kept": <bool>
-//                 [, "where": <its container in the file, e.g. "section .hip_fatbin, bundle 2 at 0x3000">]} ...],
-//    "size_before": <bytes>, "size_after": <bytes>, "saved": <bytes>,
-//    "notes": [<what the user should know, e.g. "the file was not shrunk: ..."> ...]}
+// --json prints one JSON object, schema json::Schema::Prune (support/json_schemas.cpp
+// documents its members; offloadtool-json(7)).
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -21,6 +16,7 @@
 #include "compat/detect.h"
 #include "prune/prune.h"
 #include "support/json.h"
+#include "support/json_schemas.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 #include "support/printable.h"
@@ -59,9 +55,9 @@ std::string json_report(const PruneOptions& o, const prune::Report& r) {
   std::string notes;
   for (const std::string& n : r.notes) notes += fmt::format("{}{}", notes.empty() ? "" : ", ", json::str(n));
   return fmt::format(
-      "{{\n  \"schema\": \"offloadtool.prune\",\n  \"version\": 1,\n  \"file\": {},\n  \"container\": {},\n"
+      "{{\n  \"schema\": {},\n  \"file\": {},\n  \"container\": {},\n"
       "  \"written\": {},\n  \"entries\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {},\n  \"notes\": [{}]\n}}\n",
-      json::str(o.input), json::str(r.container), !o.dry_run, entries, r.size_before, r.size_after,
+      json::str(json::schema_name(json::Schema::Prune)), json::str(o.input), json::str(r.container), !o.dry_run, entries, r.size_before, r.size_after,
       static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after), notes);
 }
 
@@ -175,7 +171,9 @@ cli::AppletBody define_prune(CLI::App& app) {
   app.add_flag("--in-place", o->in_place, "replace the input (atomically, through a temporary file beside it)")
       ->excludes(output);
   app.add_flag("--dry-run", o->dry_run, "write nothing; print what would go and the bytes saved");
-  app.add_flag("--json", o->json, "print the report as one JSON object (schema offloadtool.prune)");
+  app.add_flag("--json", o->json,
+               fmt::format("print the report as one JSON object (schema {}; offloadtool-json(7))",
+                           json::schema_name(json::Schema::Prune)));
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };

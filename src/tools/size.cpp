@@ -14,11 +14,8 @@
 // compression is not attributed.
 //
 // --per-file and --per-bundle add the same table per file / per container.
-// --json prints ONE object, schema "offloadtool-size/1":
-//   {"schema": "offloadtool-size/1", "file_bytes": n, "uncompressed_bytes": n, "entries": n,
-//    "targets": [row], "files": [{"file", "targets": [row]}] (--per-file),
-//    "bundles": [{"file", "path": [..], "targets": [row]}] (--per-bundle)}
-//   row = {"target", "entries", "file_bytes", "uncompressed_bytes", "share"}   (share of file_bytes, 0..1)
+// --json prints ONE object, schema json::Schema::Size (support/json_schemas.cpp
+// documents its members; offloadtool-json(7)).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -31,6 +28,7 @@
 #include "cli/diagnostics.h"
 #include "contents/walker.h"
 #include "support/json.h"
+#include "support/json_schemas.h"
 #include "support/printable.h"
 #include "tools/tools.h"
 
@@ -197,9 +195,10 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
   for (const auto& [k, r] : all) uncompressed += r.uncompressed;
   std::string out;
   if (o.json) {
-    out = fmt::format("{{\n  \"schema\": \"offloadtool-size/1\",\n  \"file_bytes\": {},\n  \"uncompressed_bytes\": {},\n"
+    out = fmt::format("{{\n  \"schema\": {},\n  \"file_bytes\": {},\n  \"uncompressed_bytes\": {},\n"
                       "  \"entries\": {},\n  \"targets\": {}",
-                      static_cast<std::uint64_t>(total_of(all)), uncompressed, entries, json_rows(all));
+                      json::str(json::schema_name(json::Schema::Size)), static_cast<std::uint64_t>(total_of(all)),
+                      uncompressed, entries, json_rows(all));
     if (o.per_file) {
       std::string f;
       for (const auto& [file, t] : per_file)
@@ -240,7 +239,8 @@ cli::AppletBody define_size(CLI::App& app) {
   app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
   app.add_flag("--per-file", o->per_file, "also break the bytes down per file");
   app.add_flag("--per-bundle", o->per_bundle, "also break the bytes down per bundle (container)");
-  app.add_flag("--json", o->json, "print one JSON object (schema offloadtool-size/1)");
+  app.add_flag("--json", o->json,
+               fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::Size)));
   add_threads_option(app, o->limits);
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return size(*o, inv); };

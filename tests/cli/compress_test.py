@@ -251,7 +251,7 @@ def test_info(root):
             '  uncompressed     188 bytes (ratio 1.66)\n  window log       8\n'
             '  stored hash      0x2bcafb899a29dc94\n  recomputed hash  0x2bcafb899a29dc94 (matches)\n')
     expect('info: text', d, ['--info', 'c.bc'], 0, text, '')
-    want = {'schema': 'offloadtool.compress.info', 'version': 1, 'file': 'c.bc', 'size': 137, 'bundles': [
+    want = {'schema': 'offloadtool-compress-info/2', 'file': 'c.bc', 'size': 137, 'bundles': [
         {'index': 0, 'offset': 0, 'size': 137, 'compressed': True, 'format_version': 2, 'method': 'zstd',
          'header_size': 24, 'total_size': 137, 'compressed_size': 113, 'uncompressed_size': 188, 'ratio': 1.6637,
          'window_log': 8, 'content_size': 188, 'stored_hash': '0x2bcafb899a29dc94',

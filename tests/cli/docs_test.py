@@ -10,7 +10,12 @@
     COMP_WORDS offers the applets, subcommands and enumerated values), zsh
     (syntax, compinit registers all five names, the function loads), fish
     (`complete -C` offers the applets, subcommands, options and values);
-(d) generating twice gives the same bytes, and scripts/gen-docs the same files.
+(d) generating twice gives the same bytes, and scripts/gen-docs the same files;
+(e) offloadtool-json(7), the --json schemas (src/support/json_schemas.cpp):
+    renders without a warning; every schema it documents is named
+    offloadtool-<output>/<major>, is the one the --help of an applet's --json
+    names, is in that applet's page (JSON OUTPUT) and in README.md; and
+    `compat canonical --json` prints the schema its --help names.
 
 Environment: OFFLOADTOOL = the offloadtool binary, OT_SOURCE_ROOT = the source tree;
 OT_DOCS_TREE = an installed tree (an unpacked SDK tarball) whose share/ is checked
@@ -186,6 +191,59 @@ def fish_has_option(lines, name, llvm):
 
 # --- the checks --------------------------------------------------------------
 
+SCHEMA_NAME = r'offloadtool-[a-z](?:[a-z-]*[a-z])?/[1-9][0-9]*'
+
+
+def json_checks(a_dir, applets, pages):
+    """(e): the schema reference against --help, the applets' pages, README and an output."""
+    name = 'share/man/man7/offloadtool-json.7'
+    path = os.path.join(a_dir, name)
+    env = dict(os.environ, MANROFFSEQ='', MANWIDTH='80')
+    rc, _, err = run(['man', '--warnings', '-E', 'UTF-8', '-l', path], env=env)
+    check('man --warnings -l %s: no warnings' % name, rc == 0 and err == '', err)
+    rc, _, err = run(['groff', '-ww', '-man', '-z', path])
+    check('groff -ww -man %s: no warnings' % name, rc == 0 and err == '', err)
+    text = rendered(path)
+    for section in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'SCHEMAS', 'SEE ALSO'):
+        check('%s has %s' % (name, section), re.search(r'^%s$' % section, text, re.M), text[:400])
+    # the subsections of SCHEMAS are the schemas: "   offloadtool-list/2"
+    documented = re.findall(r'^   (offloadtool-\S+)$', text, re.M)
+    check('offloadtool-json(7) documents schemas', len(documented) >= 6, documented)
+    check('offloadtool-json(7): one subsection per schema', len(set(documented)) == len(documented), documented)
+    for s in documented:
+        check('%s: named offloadtool-<output>/<major>' % s, re.fullmatch(SCHEMA_NAME, s), s)
+        check('%s: its members and history' % s, 'History:' in man_section(text, s), man_section(text, s)[-300:])
+    # which applet's --help names which schema (the --json option's description)
+    named = {}
+    for a in applets:
+        rc, out, _ = run([OT, a, '--help'])
+        subs = []
+        section = None
+        for line in out.splitlines():
+            if line and not line.startswith(' '):
+                section = line
+            elif section == 'Subcommands:' and re.match(r'  (\S+)', line):
+                subs.append(line.split()[0])
+        for sub in [[]] + [[s] for s in subs]:
+            rc, h, _ = run([OT, a] + sub + ['--help'])
+            for s in re.findall(SCHEMA_NAME, ' '.join(h.split())):
+                named.setdefault(s, set()).add(a)
+    check('every schema a --help names is documented, and every documented one is named',
+          set(named) == set(documented), (sorted(named), documented))
+    with open(os.path.join(SRC, 'README.md')) as f:
+        readme = f.read()
+    for s in documented:
+        for a in sorted(named.get(s, ())):
+            page = pages.get('offloadtool-%s.1' % a, '')
+            json_section = page[page.find('\nJSON OUTPUT\n'):] if '\nJSON OUTPUT\n' in page else ''
+            check('offloadtool-%s.1: JSON OUTPUT names %s' % (a, s), s in json_section, json_section[:300])
+        check('README.md names %s' % s, s in readme, '')
+    compat = [s for s in documented if s.startswith('offloadtool-compat/')]
+    rc, out, err = run([OT, 'compat', 'canonical', '--json', 'gfx90a'])
+    check('compat canonical --json prints the schema documented', rc == 0 and compat and
+          '"schema": "%s"' % compat[0] in out, (out, err))
+
+
 def body(root):
     a_dir, b_dir, s_dir = (os.path.join(root, d) for d in ('a', 'b', 'script'))
     for d in (a_dir, b_dir):
@@ -206,6 +264,7 @@ def body(root):
     expected = {man1 + 'offloadtool.1', 'share/bash-completion/completions/offloadtool',
                 'share/zsh/site-functions/_offloadtool', 'share/fish/vendor_completions.d/offloadtool.fish'}
     expected |= {man1 + 'offloadtool-%s.1' % n for n in applets}
+    expected.add('share/man/man7/offloadtool-json.7')
     for p in personalities:
         expected |= {man1 + p + '.1', 'share/bash-completion/completions/' + p,
                      'share/fish/vendor_completions.d/%s.fish' % p}
@@ -225,8 +284,9 @@ def body(root):
         for section in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'EXIT STATUS', 'SEE ALSO'):
             check('%s has %s' % (name, section), re.search(r'^%s$' % section, text, re.M), text[:400])
     top = pages.get('offloadtool.1', '')
-    for n in applets + personalities + ['--help', '--version']:
+    for n in applets + personalities + ['--help', '--version', 'offloadtool-json']:
         check('offloadtool.1 names %s' % n, has_word(top, n), top[:400])
+    json_checks(a_dir, applets, pages)
 
     # (a) every option and subcommand of every command in its page and each completion
     bash = a['share/bash-completion/completions/offloadtool'].decode()

@@ -90,7 +90,7 @@ def run_cases(root):
     try:
         j = json.loads(got[1])
         im = j['images'][1]
-        ok = (j['schema'] == 'offloadtool.package.list' and j['version'] == 1 and j['file'] == 'p3.bin' and
+        ok = (j['schema'] == 'offloadtool-package-list/2' and 'version' not in j and j['file'] == 'p3.bin' and
               len(j['images']) == 3 and im['offload_kind'] == {'value': 2, 'name': 'cuda'} and
               im['image_kind'] == {'value': 0, 'name': '', 'description': '<none>'} and
               im['binary'] == {'offset': 176, 'size': 208, 'version': 1, 'entry': 0} and
@@ -108,7 +108,7 @@ def run_cases(root):
     c = Case(root, {'t.c': b'int x;\n', 'e': b''})
     expect('list: no images in a text file', c, ['list', 't.c'], 0, 't.c: 0 offload images\n')
     expect('list: json without images', c, ['list', '--json', 'e'], 0,
-           '{\n  "schema": "offloadtool.package.list",\n  "version": 1,\n  "file": "e",\n  "images": []\n}\n')
+           '{\n  "schema": "offloadtool-package-list/2",\n  "file": "e",\n  "images": []\n}\n')
     odd = bytearray(p3[:0xb0])
     # A string value with a tab, a quote and a byte that is not UTF-8: JSON escapes.
     odd[0x8a:0x8e] = b'\t"\xff.'

@@ -185,7 +185,8 @@ def test_report(root):
            files=['a.hipfb', 'k.hipfb'])
     rc, got, err = d.run('--keep', 'gfx906', 'a.hipfb', '--dry-run', '--json')
     j = json.loads(got) if rc == 0 else {}
-    check('json: the report', rc == 0 and j.get('schema') == 'offloadtool.prune' and j['size_before'] == len(b) and
+    check('json: the report', rc == 0 and j.get('schema') == 'offloadtool-prune/2' and 'version' not in j and
+          j['size_before'] == len(b) and
           j['size_after'] == after and j['written'] is False and
           [(e['id'], e['kept']) for e in j['entries']] ==
           [(HOST + '-', True)] + [(HIP + g, g == 'gfx906') for g in GPUS], got + err)

@@ -4,7 +4,8 @@ empty folder, as a user gets them:
 
 - the layout: bin/offloadtool (static, stripped, of the tarball's architecture;
   x86_64 within the 8 MB budget), the four LLVM-name symlinks to it, the man
-  pages and completions scripts/gen-docs makes, LICENSE and README; nothing else;
+  pages (offloadtool-json(7) too) and completions scripts/gen-docs makes, LICENSE
+  and README; nothing else;
 - `--version` names the commit, the linked libraries, and that --threads works;
 - scripts/quickstart with the unpacked binary;
 - x86_64: clang++-19 -B <unpacked>/bin compiles a HIP program through the
@@ -77,6 +78,7 @@ def layout_problems(top, version, arch):
         problems.append('missing ' + f)
     other = {f for f in found - expected - shares
              if not (f.startswith('share/man/man1/') and f.endswith('.1'))
+             and f != 'share/man/man7/offloadtool-json.7'
              and not f.startswith(('share/bash-completion/completions/', 'share/zsh/site-functions/',
                                    'share/fish/vendor_completions.d/'))}
     if other:

@@ -1,0 +1,323 @@
+#include "support/json_schemas.h"
+
+#include <iterator>
+
+namespace ot::json {
+namespace {
+
+using F = SchemaField;
+
+constexpr std::string_view kConvention =
+    "Every --json output is one JSON object on standard output, ended by a newline. Errors and warnings are "
+    "not JSON: they go to standard error as text, and the exit status says whether the command succeeded.\n"
+    "\n"
+    "The object's first member is \"schema\": \"offloadtool-<output>/<major>\", where <output> is the applet "
+    "(list) or the applet and what it prints (compress-info, package-list), and <major> the major version of "
+    "its members. Within a major version members are only ever added: a reader checks \"schema\" and ignores "
+    "members it does not know. A member renamed, removed, moved or given another meaning, or a schema "
+    "renamed, makes a new major version; the History of each schema below says what its earlier majors were. "
+    "There is no separate \"version\" member.\n"
+    "\n"
+    "Numbers are decimal; counts, sizes and offsets are integers counting bytes, and the few fractions (ratio, "
+    "share) say so. null stands for a value that does not apply or is not known, as each member says. Strings "
+    "carry the bytes they were read as (file names, entry IDs, member names), escaped as JSON requires; where "
+    "a byte is not printable ASCII the schema says how it is written.";
+
+constexpr F kCompatFields[] = {
+    {"schema", "\"offloadtool-compat/1\""},
+    {"command",
+     "the subcommand that printed it: \"check\", \"canonical\", \"select\", \"verify\" or \"detect\"; the members "
+     "after it are that subcommand's"},
+    {"check: rules",
+     "\"runtime\" (the HIP and OpenMP runtimes' rules), or with --bundler \"bundler19\" or \"bundler22\" (the "
+     "clang-offload-bundler of the LLVM release impersonated)"},
+    {"check: source",
+     "the code object file given instead of an ID, described: \"<file>: AMDGPU code object v<n>, e_flags "
+     "0x<hex>\"; null when an ID was given"},
+    {"check: code_object", "the code object, a spec (below)"},
+    {"check: target", "the target, a spec"},
+    {"check: compatible", "true when the code object runs on the target"},
+    {"check: generic", "true when it matched through a generic target (gfx9-generic...)"},
+    {"check: steps[]", "the rules applied, in order; the first \"fail\" decides"},
+    {"check: steps[].rule", "\"kind\", \"triple\", \"processor\", \"xnack\"... (\"exact\" for LLVM's first test)"},
+    {"check: steps[].verdict", "\"pass\", \"fail\" or \"skip\""},
+    {"check: steps[].detail", "what was compared, in words"},
+    {"canonical: results[]", "one per ID given, in order"},
+    {"canonical: results[].input", "the ID as given"},
+    {"canonical: results[].canonical", "its canonical spelling; null when it does not parse"},
+    {"canonical: results[].error", "why it does not parse; null when it does"},
+    {"select: file", "the file as given"},
+    {"select: rules", "as for check"},
+    {"select: target", "the target, a spec"},
+    {"select: selected", "the index (in entries) of the entry a runtime would load; null when none fits"},
+    {"select: entries[]", "every device-code entry of the file, in file order"},
+    {"select: entries[].index", "0, 1, ..."},
+    {"select: entries[].id", "the entry ID as stored"},
+    {"select: entries[].location", "its container and index: \"<container>, entry <n>\""},
+    {"select: entries[].offset",
+     "where its bytes are: in the file, or in the decompressed bundle or archive member when they are not "
+     "stored in the file as they are"},
+    {"select: entries[].size", "its bytes"},
+    {"select: entries[].compressed", "true inside a compressed bundle, or for a compressed NVIDIA fatbin entry"},
+    {"select: entries[].verdict",
+     "\"selected\", \"compatible\" (but another is preferred) or \"rejected\""},
+    {"select: entries[].reason", "why rejected, or why another was preferred; null for the selected entry"},
+    {"select: entries[].canonical", "the ID's canonical spelling; null when it does not parse"},
+    {"select: entries[].code_object",
+     "the target ID the payload's AMDGPU ELF header names; null when the payload is no AMDGPU code object"},
+    {"select: hint", "when nothing fits, what would; else null"},
+    {"verify: files[]", "one per file given, in order"},
+    {"verify: files[].file", "the file as given"},
+    {"verify: files[].containers[]", "each container of device code found, in file order"},
+    {"verify: files[].containers[].name", "the container: its chain of members, sections and bundles"},
+    {"verify: files[].containers[].ids[]", "its entry IDs as stored"},
+    {"verify: files[].findings[]", "the rules broken"},
+    {"verify: files[].findings[].rule", "the rule's name (\"duplicate-target\", \"no-device-code\"...)"},
+    {"verify: files[].findings[].severity", "\"error\" (a violation) or \"warning\""},
+    {"verify: files[].findings[].container", "the container (or the file) it concerns"},
+    {"verify: files[].findings[].ids[]", "the entry IDs concerned"},
+    {"verify: files[].findings[].message", "what is wrong, in words"},
+    {"verify: violations", "the number of findings of severity \"error\" (exit 1 when not 0)"},
+    {"verify: warnings", "the number of findings of severity \"warning\""},
+    {"detect: topology", "the amdkfd topology folder read (/sys/class/kfd/kfd/topology/nodes)"},
+    {"detect: found_topology", "false when there is none (no AMD GPU driver)"},
+    {"detect: cpu_nodes[]", "the node numbers of the CPUs"},
+    {"detect: gpus[]", "one per GPU node, in node order"},
+    {"detect: gpus[].node", "its node number"},
+    {"detect: gpus[].gfx_target_version", "as the kernel driver gives it (90010 for gfx90a)"},
+    {"detect: gpus[].processor", "\"gfx90a\"; \"\" when the version names no processor"},
+    {"detect: gpus[].target_id", "the canonical target ID (\"gfx90a:sramecc+:xnack-\"); \"\" when not known"},
+    {"detect: gpus[].apu", "true when the node has CPU cores as well"},
+    {"detect: gpus[].vendor_id", "PCI vendor ID"},
+    {"detect: gpus[].device_id", "PCI device ID"},
+    {"detect: gpus[].sramecc", "\"on\" or \"off\"; null when the processor has no sramecc feature"},
+    {"detect: gpus[].xnack",
+     "\"on\", \"off\" or \"any\" (the setting processes run with: --xnack, HSA_XNACK, else any); null when "
+     "not supported"},
+    {"detect: gpus[].note", "why the target ID is incomplete or missing; else null"},
+    {"spec: text", "a target or code object as given"},
+    {"spec: form", "\"bundle-id\" (hip-amdgcn-amd-amdhsa--gfx90a) or \"target-id\" (gfx90a:xnack+)"},
+    {"spec: kind", "the offload kind of a bundle ID (\"hip\"); \"\" for a target ID"},
+    {"spec: triple", "the triple of a bundle ID; \"\" for a target ID"},
+    {"spec: processor", "\"gfx90a\", \"sm_80\"; \"\" when none"},
+    {"spec: features", "{\"sramecc\": ..., \"xnack\": ...}, each \"any\", \"on\" or \"off\""},
+    {"spec: canonical", "the canonical spelling"},
+    {"spec: generic", "true for a generic target"},
+    {"spec: known_to_llvm19", "false for a processor LLVM 19 does not know"},
+};
+
+constexpr F kCompressInfoFields[] = {
+    {"schema", "\"offloadtool-compress-info/2\""},
+    {"file", "the file as given (\"-\" for standard input)"},
+    {"size", "the file's size; for a file of bundles, where its last bundle ends"},
+    {"bundles[]", "each bundle, compressed or not, in file order"},
+    {"bundles[].index", "0, 1, ..."},
+    {"bundles[].offset",
+     "where the bundle starts in the file; null where its bytes do not lie there as stored (inside a "
+     "compressed archive member)"},
+    {"bundles[].path",
+     "only for a file that is not itself a bundle (an object, library, archive or package): the chain of "
+     "members and sections that holds the bundle"},
+    {"bundles[].size", "the bytes the bundle takes"},
+    {"bundles[].compressed", "true for a compressed bundle (CCOB); the members below are only there when true"},
+    {"bundles[].format_version", "the CCOB format version, 1 to 3"},
+    {"bundles[].method", "\"zstd\" or \"zlib\""},
+    {"bundles[].header_size", "the CCOB header's bytes"},
+    {"bundles[].total_size", "header and compressed bytes, as the header records them; null for version 1"},
+    {"bundles[].compressed_size", "the compressed bytes"},
+    {"bundles[].uncompressed_size", "the bundle's bytes once decompressed, as the header records them"},
+    {"bundles[].ratio", "uncompressed_size / compressed_size, a fraction with 4 decimals"},
+    {"bundles[].window_log",
+     "log2 of the zstd window, or zlib's window bits; null when the stream's header cannot be read"},
+    {"bundles[].content_size", "the size the zstd frame records; null when absent, and for zlib"},
+    {"bundles[].stored_hash",
+     "the hash in the header, \"0x\" and 16 hex digits (LLVM's truncated MD5: the first 8 digest bytes as a "
+     "little-endian integer)"},
+    {"bundles[].recomputed_hash", "the same hash computed over the decompressed bundle"},
+    {"bundles[].hash_match", "true when they are equal"},
+};
+
+constexpr F kListFields[] = {
+    {"schema", "\"offloadtool-list/2\""},
+    {"entries[]", "every device-code entry of every file, in the order found"},
+    {"entries[].file", "the file as given"},
+    {"entries[].path",
+     "the chain that holds the entry: the file, archive members, the section, the bundle (\"section "
+     ".hip_fatbin\", \"bundle 3 at 0x2000\")"},
+    {"entries[].index", "the entry's index in its container"},
+    {"entries[].id", "the entry ID as stored"},
+    {"entries[].target", "its canonical target; the ID as stored when it does not parse"},
+    {"entries[].processor", "the processor the code object's header names; null when it names none"},
+    {"entries[].offset",
+     "where the entry's bytes lie in the file; null where they do not lie there contiguous and uncompressed "
+     "(inside a compressed bundle, or a tar, zip, cpio or rpm member); "
+     "for an NVIDIA fatbin entry, where its bytes lie as stored, compressed or not"},
+    {"entries[].size", "the bytes the entry takes as stored"},
+    {"entries[].compressed", "true inside a compressed bundle, or for a compressed NVIDIA fatbin entry"},
+    {"entries[].uri",
+     "\"file://<absolute path>#offset=<n>&size=<n>\", the code object URI of the ROCm tools; null where "
+     "offset is"},
+    {"entries[].kind", "\"cubin\", \"ptx\" or \"kind 0x<hex>\" for an NVIDIA fatbin entry; null for the others"},
+    {"entries[].uncompressed_size",
+     "the bytes the entry decompresses to; equal to size for every entry but a compressed fatbin entry"},
+    {"files[]", "one per file given, in order, after all entries"},
+    {"files[].file", "the file as given"},
+    {"files[].entries", "how many entries of it were listed"},
+    {"files[].error",
+     "only for a file that failed (no device code, cannot be read to its end): the message; its entries found "
+     "before the failure are listed"},
+};
+
+constexpr F kPackageListFields[] = {
+    {"schema", "\"offloadtool-package-list/2\""},
+    {"file", "the input as given"},
+    {"images[]", "every image of every offload binary found, in container order"},
+    {"images[].index", "0, 1, ..."},
+    {"images[].origin", "LLVM's buffer identifier: the input, or the archive member's name"},
+    {"images[].container",
+     "\"raw\", \"section <name>\", \"bitcode global <n> in .llvm.offloading\", or \"<archive>(<member>), \" and "
+     "one of these"},
+    {"images[].binary.offset", "where the offload binary's header is"},
+    {"images[].binary.size", "the offload binary's bytes"},
+    {"images[].binary.version", "the offload binary format version, 1 or 2"},
+    {"images[].binary.entry", "the image's index inside its offload binary"},
+    {"images[].image_kind.value", "the image kind, a number"},
+    {"images[].image_kind.name", "\"o\", \"bc\", \"cubin\", \"fatbin\", \"s\", or \"\""},
+    {"images[].image_kind.description", "llvm-objdump's word for it: \"elf\", \"llvm ir\"... or \"<none>\""},
+    {"images[].offload_kind.value", "the offload kind, a number"},
+    {"images[].offload_kind.name",
+     "\"openmp\", \"cuda\", \"hip\", \"sycl\" or \"none\", named as the release that wrote it does (3 and 4 "
+     "are hip, 8 sycl)"},
+    {"images[].flags", "the image's flags, a number"},
+    {"images[].triple", "the \"triple\" string; \"\" when absent"},
+    {"images[].arch", "the \"arch\" string; \"\" when absent"},
+    {"images[].strings[]", "every string of the image, in file order: {\"key\", \"value\"}"},
+    {"images[].image.offset", "where the image's bytes are"},
+    {"images[].image.size", "the image's bytes"},
+};
+
+constexpr F kPruneFields[] = {
+    {"schema", "\"offloadtool-prune/2\""},
+    {"file", "the input as given"},
+    {"container",
+     "what it is, in words: \"binary bundle\", \"text bundle\", \"compressed bundle (...) holding a ...\", "
+     "\"offload binaries\", \"shared library (ELF, ...)\"..."},
+    {"written", "false with --dry-run (nothing written), else true"},
+    {"entries[]", "every device-code entry, in file order"},
+    {"entries[].id", "the entry ID as stored"},
+    {"entries[].size", "its payload's bytes, uncompressed"},
+    {"entries[].kept", "true when it stays"},
+    {"entries[].where",
+     "only where the entry's container is not the file itself: where it lies (\"section .hip_fatbin, bundle 2 "
+     "at 0x3000\", \"member k.o, section .hip_fatbin\")"},
+    {"size_before", "the input's bytes"},
+    {"size_after", "the output's bytes"},
+    {"saved", "size_before - size_after (negative when the output is larger)"},
+    {"notes[]", "what the user should know, in words (\"the file was not shrunk: ...\")"},
+};
+
+constexpr F kSizeFields[] = {
+    {"schema", "\"offloadtool-size/1\""},
+    {"file_bytes", "the bytes all entries take in the files"},
+    {"uncompressed_bytes", "the bytes all entries decompress to"},
+    {"entries", "how many entries there are"},
+    {"targets[]", "a row per target over all files, largest file_bytes first"},
+    {"files[]", "with --per-file: {\"file\", \"targets\": [row...]} per file given"},
+    {"bundles[]", "with --per-bundle: {\"file\", \"path\": [chain...], \"targets\": [row...]} per container"},
+    {"row: target", "the canonical target ID"},
+    {"row: entries", "its entries"},
+    {"row: file_bytes",
+     "the bytes they take in the files; an entry inside a compressed bundle is charged its share of the "
+     "bundle's bytes, in proportion to its uncompressed size, rounded"},
+    {"row: uncompressed_bytes", "the bytes they decompress to"},
+    {"row: share", "file_bytes / the table's file_bytes, a fraction from 0 to 1 with 4 decimals"},
+};
+
+// How each writer writes a byte that is not printable ASCII in a string.
+constexpr std::string_view kBytesEscaped =
+    "a byte that is not printable ASCII is written \\u00XX, the byte's value (so that a name that is not UTF-8 "
+    "maps back to its bytes: \\u00c3\\u00a9 for the UTF-8 of U+00E9)";
+constexpr std::string_view kUtf8Passes =
+    "valid UTF-8 passes through; a control character, DEL, and a byte that is not valid UTF-8 are written "
+    "\\u00XX, the byte's value";
+constexpr std::string_view kBytesAsRead =
+    "a control character and DEL are written \\u00XX; bytes from 0x80 up are written as they are (valid "
+    "JSON where they are UTF-8)";
+
+// THE table: sorted by name, in the order of enum Schema.
+constexpr SchemaDoc kSchemas[] = {
+    {Schema::Compat, "offloadtool-compat/1", "compat", "offloadtool compat check|canonical|select|verify|detect --json",
+     "target-ID compatibility, canonical IDs, entry selection, composition rules and the local GPUs", kCompatFields,
+     "One schema for the five subcommands: \"command\" says which printed the object, and the members named "
+     "\"<command>: <member>\" are that subcommand's. \"spec: <member>\" are the members of a spec, the object "
+     "that describes a target or a code object. Errors are not JSON: one line on standard error, exit 2.",
+     kBytesEscaped, "offloadtool-compat/1 is the first major version."},
+    {Schema::CompressInfo, "offloadtool-compress-info/2", "compress", "offloadtool compress --info --json FILE",
+     "each bundle of a file: compressed or not, the compressed bundle's header, sizes, ratio and hashes",
+     kCompressInfoFields, "", kBytesAsRead,
+     "Major 1 was named \"offloadtool.compress.info\" and carried \"version\": 1 after \"schema\". Major 2 "
+     "renamed it to this convention and dropped \"version\"; the other members are the same."},
+    {Schema::List, "offloadtool-list/2", "list", "offloadtool list --json FILE...",
+     "every device-code entry of every file, through any container, as it is found", kListFields,
+     "Entries are printed as they are found, so \"files\", with the counts, comes last. A file without device "
+     "code, or one that cannot be read to its end, is an error: the other files are still listed, the message "
+     "also goes to standard error, and the exit status is 1.",
+     kBytesEscaped,
+     "offloadtool-list/1 put \"files\" first and left out every entry of a file that failed. \"kind\" and "
+     "\"uncompressed_size\" were added within major 2."},
+    {Schema::PackageList, "offloadtool-package-list/2", "package", "offloadtool package list --json FILE",
+     "the images of the offload binaries of a file", kPackageListFields,
+     "Offsets count in the input file, except in a \"bitcode global\" container, where bitcode stores the "
+     "bytes bit-packed: there they count in the global's decoded initialiser.",
+     kUtf8Passes,
+     "Major 1 was named \"offloadtool.package.list\" and carried \"version\": 1 after \"schema\". Major 2 "
+     "renamed it to this convention and dropped \"version\" (images[].binary.version, the offload binary's "
+     "format version, stays); the other members are the same."},
+    {Schema::Prune, "offloadtool-prune/2", "prune", "offloadtool prune --keep|--drop TARGET... FILE --json [--dry-run]",
+     "what pruning keeps and drops, and the bytes saved", kPruneFields, "", kBytesEscaped,
+     "Major 1 was named \"offloadtool.prune\" and carried \"version\": 1 after \"schema\". Major 2 renamed it "
+     "to this convention and dropped \"version\"; the other members are the same."},
+    {Schema::Size, "offloadtool-size/1", "size", "offloadtool size --json [--per-file] [--per-bundle] FILE...",
+     "bytes of device code per target over all files given", kSizeFields,
+     "A row is {\"target\", \"entries\", \"file_bytes\", \"uncompressed_bytes\", \"share\"} (\"row: <member>\" "
+     "below). A file that fails counts for nothing: the message goes to standard error and the exit status is "
+     "1.",
+     kBytesEscaped, "offloadtool-size/1 is the first major version."},
+};
+
+// "offloadtool-<output>/<major>": <output> lower-case letters and '-', <major> a number without a leading 0.
+constexpr bool well_formed(std::string_view name) {
+  constexpr std::string_view prefix = "offloadtool-";
+  if (!name.starts_with(prefix)) return false;
+  name.remove_prefix(prefix.size());
+  auto slash = name.find('/');
+  if (slash == std::string_view::npos || slash == 0) return false;
+  std::string_view output = name.substr(0, slash), major = name.substr(slash + 1);
+  return output.find_first_not_of("abcdefghijklmnopqrstuvwxyz-") == std::string_view::npos && output.front() != '-' &&
+         output.back() != '-' && !major.empty() && major.front() != '0' &&
+         major.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+constexpr bool table_ok() {
+  for (std::size_t i = 0; i < std::size(kSchemas); ++i) {
+    const SchemaDoc& s = kSchemas[i];
+    if (static_cast<std::size_t>(s.id) != i || !well_formed(s.name)) return false;
+    // the first member documented is "schema", naming the schema itself
+    if (s.fields.empty() || s.fields.front().name != "schema") return false;
+    std::string_view quoted = s.fields.front().meaning;
+    if (quoted.size() != s.name.size() + 2 || quoted.substr(1, s.name.size()) != s.name) return false;
+    if (i > 0 && !(kSchemas[i - 1].name < s.name)) return false;
+  }
+  return true;
+}
+static_assert(std::size(kSchemas) == static_cast<std::size_t>(Schema::Size) + 1);
+static_assert(table_ok(), "kSchemas: sorted by name, in enum order, names offloadtool-<output>/<major>");
+
+}  // namespace
+
+std::span<const SchemaDoc> schemas() { return kSchemas; }
+const SchemaDoc& schema(Schema s) { return kSchemas[static_cast<std::size_t>(s)]; }
+std::string_view schema_name(Schema s) { return schema(s).name; }
+std::string_view schema_convention() { return kConvention; }
+
+}  // namespace ot::json
