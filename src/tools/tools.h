@@ -7,6 +7,7 @@
 
 #include "cli/applets.h"
 #include "contents/walker.h"
+#include "support/human_size.h"
 
 namespace ot::tools {
 
@@ -28,6 +29,11 @@ cli::AppletBody define_wrap(CLI::App& app);
 // --threads N of the applets that walk containers (contents::Limits::threads):
 // list, size, unbundle --extract-dir.
 void add_threads_option(CLI::App& app, contents::Limits& limits);
+// --bytes of the applets whose human-readable output shows sizes (list, size,
+// prune --dry-run, compress --info, compat select, package list): exact byte
+// counts instead of support/human_size.h's binary units. JSON is always exact.
+// `when` starts the help text: "with --info: ".
+void add_bytes_flag(CLI::App& app, SizeStyle& sizes, std::string_view when = {});
 // The error of list and size for a file the walk found nothing in.
 // "no device code found (...)": what list, size, unbundle and compat say of a file without any.
 extern const char* const kNoDeviceCode;
