@@ -34,18 +34,20 @@ struct PruneOptions {
   std::string output;
   std::vector<std::string> keep, drop;
   bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false;
+  SizeStyle sizes = SizeStyle::Human;  // --dry-run's text
   std::string sysfs = "/sys", xnack;
 };
 
-std::string text_report(const prune::Report& r) {
+// Sizes as people read them (support/human_size.h), exact with --bytes.
+std::string text_report(const prune::Report& r, SizeStyle sizes) {
   std::string out;
   for (const prune::EntryReport& e : r.entries)
-    out += fmt::format("{} {} ({} bytes){}{}\n", e.kept ? "keep" : "drop", printable(e.id), e.size,
+    out += fmt::format("{} {} ({}){}{}\n", e.kept ? "keep" : "drop", printable(e.id), size_text(e.size, sizes),
                        e.where.empty() ? "" : " in ", printable(e.where));
   for (const std::string& n : r.notes) out += fmt::format("note: {}\n", printable(n));
-  out += fmt::format("{}: {} of {} entries dropped, {} -> {} bytes ({} saved)\n", printable(r.container), r.dropped(),
-                     r.entries.size(), r.size_before, r.size_after,
-                     r.size_before > r.size_after ? r.size_before - r.size_after : 0);
+  out += fmt::format("{}: {} of {} entries dropped, {} -> {} ({} saved)\n", printable(r.container), r.dropped(),
+                     r.entries.size(), size_text(r.size_before, sizes), size_text(r.size_after, sizes),
+                     size_text(r.size_before > r.size_after ? r.size_before - r.size_after : 0, sizes));
   return out;
 }
 
@@ -128,7 +130,7 @@ int prune_file(PruneOptions o) {
   if (o.json)
     print(json_report(o, report));
   else if (o.dry_run)
-    print(text_report(report));
+    print(text_report(report, o.sizes));
   return 0;
 }
 
@@ -173,6 +175,7 @@ cli::AppletBody define_prune(CLI::App& app) {
       ->excludes(output);
   app.add_flag("--dry-run", o->dry_run, "write nothing; print what would go and the bytes saved");
   app.add_flag("--json", o->json, "print the report as one JSON object (schema offloadtool.prune)");
+  add_bytes_flag(app, o->sizes, "with --dry-run: ");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
   return [o](const cli::Invocation&) { return prune_file(*o); };
 }
