@@ -6,7 +6,7 @@
 //   offloadtool compat check <code-object-id | code-object-file> <target-id> [--explain] [--bundler]
 //                            [--hip-openmp-compatible] [--json]
 //   offloadtool compat canonical <target-id>... [--json]
-//   offloadtool compat select <file> --target <id> [--bundler] [--hip-openmp-compatible] [--json]
+//   offloadtool compat select <file> --target <id> [--bundler] [--hip-openmp-compatible] [--json] [--bytes]
 //   offloadtool compat verify <file>... [--json]
 //   offloadtool compat detect [--sysfs <dir>] [--xnack on|off] [--json]
 //
@@ -163,7 +163,9 @@ std::vector<compat::FoundContainer> read_containers(const std::string& path) {
   return contents::collect_file(path);
 }
 
-int do_select(const std::string& path, const std::string& target_text, bool as_json, const compat::CheckOptions& o) {
+// The text gives the entry's size as people read it (support/human_size.h), exact with --bytes.
+int do_select(const std::string& path, const std::string& target_text, bool as_json, SizeStyle sizes,
+              const compat::CheckOptions& o) {
   compat::TargetSpec target = compat::parse_spec(target_text);
   compat::Selection s = compat::select_entry(read_containers(path), target, o);
   if (as_json) {
@@ -185,8 +187,8 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
     std::string out;
     if (s.chosen) {
       const compat::Candidate& c = s.candidates[*s.chosen];
-      out += fmt::format("selected {} ({}, 0x{:x} bytes at 0x{:x}{})\n", printable(c.entry.id), printable(c.location),
-                         c.entry.size,
+      out += fmt::format("selected {} ({}, {} at 0x{:x}{})\n", printable(c.entry.id), printable(c.location),
+                         size_text(c.entry.size, sizes),
                          c.entry.offset.value_or(c.entry.local_offset), !c.entry.compressed      ? ""
                          : c.entry.kind.empty() ? " of the decompressed bundle"
                                                 : ", compressed");
@@ -292,6 +294,7 @@ struct CompatOptions {
   std::string code_text, target_text, file, sysfs = "/sys", xnack;
   std::vector<std::string> ids, files;
   bool explain = false, as_json = false, bundler = false, hip_openmp = false;
+  SizeStyle sizes = SizeStyle::Human;
 };
 
 }  // namespace
@@ -334,6 +337,7 @@ cli::AppletBody define_compat(CLI::App& app) {
       ->required();
   select->add_option("-t,--target", o->target_text, "the GPU's target ID (or a bundle entry ID)")->required();
   add_rule_flags(select);
+  add_bytes_flag(*select, o->sizes);
 
   CLI::App* verify = app.add_subcommand("verify", "check bundle composition rules (exit 1 on violations)");
   verify->add_option("file", o->files, "bundles, archives, objects or executables")->required();
@@ -351,7 +355,8 @@ cli::AppletBody define_compat(CLI::App& app) {
       return do_check(o->code_text, o->target_text, o->explain, o->as_json, check_options(o->bundler, o->hip_openmp, inv.release));
     if (canonical->parsed()) return do_canonical(o->ids, o->as_json, inv.prog);
     if (select->parsed())
-      return do_select(o->file, o->target_text, o->as_json, check_options(o->bundler, o->hip_openmp, inv.release));
+      return do_select(o->file, o->target_text, o->as_json, o->sizes,
+                       check_options(o->bundler, o->hip_openmp, inv.release));
     if (verify->parsed()) return do_verify(o->files, o->as_json);
     return do_detect(o->sysfs, o->xnack, o->as_json, inv.prog);
   };

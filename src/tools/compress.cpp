@@ -94,23 +94,25 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
   print(out);
 }
 
-void print_text(const std::string& input, const std::vector<compress::BundleInfo>& infos,
+// Sizes as people read them (support/human_size.h), exact with --bytes.
+void print_text(const std::string& input, const std::vector<compress::BundleInfo>& infos, SizeStyle sizes,
                 const std::vector<FoundBundle>& found = {}) {
   std::string out = fmt::format("{}: {} bundle{}\n", printable(input), infos.size(), infos.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const compress::BundleInfo& b = infos[i];
     std::string name = found.empty() ? fmt::format("bundle {} at 0x{:x}", i, b.offset) : printable(found[i].name);
     if (!b.ccob) {
-      out += fmt::format("\n{}: uncompressed, {} bytes\n", name, b.size);
+      out += fmt::format("\n{}: uncompressed, {}\n", name, size_text(b.size, sizes));
       continue;
     }
     const compress::DecodedCcob& d = *b.ccob;
     const formats::CcobHeader& h = d.header;
     out += fmt::format("\n{}: compressed bundle version {}, {}\n", name, h.version, compress::method_name(h.method));
-    out += fmt::format("  {:<17}{} bytes\n", "header", h.header_size);
-    if (h.total_size) out += fmt::format("  {:<17}{} bytes\n", "total size", *h.total_size);
-    out += fmt::format("  {:<17}{} bytes\n", "compressed", d.compressed_size);
-    out += fmt::format("  {:<17}{} bytes (ratio {:.2f})\n", "uncompressed", h.uncompressed_size, ratio_of(d));
+    out += fmt::format("  {:<17}{}\n", "header", size_text(h.header_size, sizes));
+    if (h.total_size) out += fmt::format("  {:<17}{}\n", "total size", size_text(*h.total_size, sizes));
+    out += fmt::format("  {:<17}{}\n", "compressed", size_text(d.compressed_size, sizes));
+    out += fmt::format("  {:<17}{} (ratio {:.2f})\n", "uncompressed", size_text(h.uncompressed_size, sizes),
+                       ratio_of(d));
     if (b.stream) out += fmt::format("  {:<17}{}\n", "window log", b.stream->window_log);
     out += fmt::format("  {:<17}0x{:016x}\n", "stored hash", h.hash);
     out += fmt::format("  {:<17}0x{:016x} ({})\n", "recomputed hash", d.recomputed_hash.value_or(0),
@@ -122,6 +124,7 @@ void print_text(const std::string& input, const std::vector<compress::BundleInfo
 struct CompressOptions {
   std::string input, output, method = "zstd", window = "llvm";
   bool decompress = false, recompress = false, info = false, verify = false, as_json = false;
+  SizeStyle sizes = SizeStyle::Human;  // --info's text
   // LLVM never checks the hash (its unbundling reports it only with
   // -verbose), and MD5 over the whole bundle would make decompression slower
   // than LLVM's (1.84x, measured); --hash check and --verify check it.
@@ -148,6 +151,7 @@ class BundleDescriber : public contents::Visitor {
 
 int describe(const CompressOptions& o) {
   if (!o.output.empty()) fail("", "--info and --verify write no output file: drop -o");
+  if (!o.info && o.sizes == SizeStyle::Exact) fail("", "--bytes goes with --info");
   if (o.info && o.input != "-") {
     auto in = InputFile::open(o.input);
     if (!formats::has_binary_bundle_magic(in->bytes()) && !formats::has_ccob_magic(in->bytes())) {
@@ -157,7 +161,7 @@ int describe(const CompressOptions& o) {
       if (o.as_json)
         print_json(o.input, in->size(), d.infos, d.found);
       else
-        print_text(o.input, d.infos, d.found);
+        print_text(o.input, d.infos, o.sizes, d.found);
       return 0;
     }
   }
@@ -166,7 +170,7 @@ int describe(const CompressOptions& o) {
     if (o.as_json)
       print_json(o.input, infos.empty() ? 0 : infos.back().offset + infos.back().size, infos);
     else
-      print_text(o.input, infos);
+      print_text(o.input, infos, o.sizes);
     return 0;
   }
   for (const compress::BundleInfo& b : infos)
@@ -181,6 +185,7 @@ int describe(const CompressOptions& o) {
 // long_given: --long or --no-long was given.
 int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv) {
   if (c.as_json) fail("", "--json goes with --info");
+  if (c.sizes == SizeStyle::Exact) fail("", "--bytes goes with --info");
   if (c.output.empty()) fail("", "no output file: give -o (or '-o -' for standard output)");
   compress::RecodeOptions o;
   o.action = c.decompress   ? compress::Action::Decompress
@@ -235,6 +240,7 @@ cli::AppletBody define_compress(CLI::App& app) {
                fmt::format("with --info: JSON (schema {}; offloadtool-json(7))",
                            json::schema_name(json::Schema::CompressInfo)));
   add_progress_option(app, o->progress);
+  add_bytes_flag(app, o->sizes, "with --info: ");
   app.add_option("--hash", o->hash,
                  "decompressing: check (a stored hash that does not match is an error), warn, or skip "
                  "(not computed, as LLVM; the default)")

@@ -5,7 +5,8 @@
 //
 // Text: per container one header line (its chain and entry count), then one
 // line per entry (index, ID, processor from the code object's header, size,
-// offset in the named file); per file a total line.
+// offset in the named file); per file a total line. Sizes as people read them
+// (support/human_size.h: 1.7 MiB), or exact with --bytes; offsets in hex.
 //
 // --json prints ONE object, schema json::Schema::List (support/json_schemas.cpp
 // documents its members; offloadtool-json(7)): the entries as they are found,
@@ -39,6 +40,7 @@ namespace {
 struct ListOptions {
   std::vector<std::string> inputs;
   bool json = false;
+  SizeStyle sizes = SizeStyle::Human;
   contents::Limits limits;
   Progress::Mode progress = Progress::Mode::Auto;
 };
@@ -57,7 +59,7 @@ class Listing : public contents::Visitor {
  public:
   // The buffer has its full size from the start: grown by doubling, it
   // would move into new pages (page faults) at each step.
-  explicit Listing(bool json) : json_(json) { out_.reserve(kFlushSize + 8192); }
+  Listing(bool json, SizeStyle sizes) : json_(json), sizes_(sizes) { out_.reserve(kFlushSize + 8192); }
   ~Listing() { flush(); }
 
   void begin(const std::string& file) {
@@ -86,9 +88,9 @@ class Listing : public contents::Visitor {
     if (json_) return;
     flush_rows();
     if (ok)
-      fmt::format_to(fmt::appender(out_), "{}: {} {} in {} {}, 0x{:x} bytes\n", printable(file_), entries_,
+      fmt::format_to(fmt::appender(out_), "{}: {} {} in {} {}, {}\n", printable(file_), entries_,
                      entries_ == 1 ? "entry" : "entries", containers_, containers_ == 1 ? "container" : "containers",
-                     bytes_);
+                     size_text(bytes_, sizes_));
   }
   void add(std::string_view s) { add(out_, s); }
   void flush() {
@@ -131,13 +133,14 @@ class Listing : public contents::Visitor {
     std::optional<std::uint64_t> offset;
     bool compressed;
     std::uint64_t local_offset;
-    std::string note;  // a fatbin entry's kind and compression: "cubin, LZ4 of 0x1000"
+    std::string note;  // a fatbin entry's kind and compression: "cubin, LZ4 of 4.0 KiB"
   };
 
-  static std::string compression_note(const contents::Entry& e) {
+  std::string compression_note(const contents::Entry& e) const {
     if (!e.compressed) return e.kind;
-    return fmt::format("{}, {} of 0x{:x}", e.kind,
-                       e.fatbin->compression() == formats::FatbinCompression::Lz4 ? "LZ4" : "zstd", e.uncompressed_size);
+    return fmt::format("{}, {} of {}", e.kind,
+                       e.fatbin->compression() == formats::FatbinCompression::Lz4 ? "LZ4" : "zstd",
+                       size_text(e.uncompressed_size, sizes_));
   }
 
   static void add(fmt::memory_buffer& to, std::string_view s) { to.append(s.data(), s.data() + s.size()); }
@@ -195,10 +198,12 @@ class Listing : public contents::Visitor {
   // The text form of the container before: its header, then its rows.
   void flush_rows() {
     if (name_.empty()) return;
-    std::size_t id_width = 2, proc_width = 1;
+    // Sizes right-aligned in at least the width of the widest human size ("1023.9 KiB").
+    std::size_t id_width = 2, proc_width = 1, size_width = 10;
     for (const Row& r : rows_) {
       id_width = std::max(id_width, r.id.size());
       proc_width = std::max(proc_width, r.processor.size());
+      size_width = std::max(size_width, size_cell(r.size, sizes_).size());
     }
     auto to = fmt::appender(out_);
     fmt::format_to(to, "{}: {} {}\n", name_, rows_.size(), rows_.size() == 1 ? "entry" : "entries");
@@ -207,8 +212,8 @@ class Listing : public contents::Visitor {
                           : r.compressed && r.note.empty() ? "compressed"
                                          : fmt::format("at 0x{:x} of the member", r.local_offset);
       if (!r.note.empty()) where += fmt::format(" ({})", r.note);
-      fmt::format_to(to, "  {:>3}  {:<{}}  {:<{}}  {:>10}  {}\n", r.index, r.id, id_width, r.processor, proc_width,
-                     fmt::format("0x{:x}", r.size), where);
+      fmt::format_to(to, "  {:>3}  {:<{}}  {:<{}}  {:>{}}  {}\n", r.index, r.id, id_width, r.processor, proc_width,
+                     size_cell(r.size, sizes_), size_width, where);
     }
     for (const std::string& id : duplicates_)
       fmt::format_to(to, "  the bundle stores '{}' twice: its entries are not read (run 'compat verify')\n", id);
@@ -219,6 +224,7 @@ class Listing : public contents::Visitor {
 
   static constexpr std::size_t kFlushSize = 32 << 10;
   bool json_;
+  SizeStyle sizes_;
   fmt::memory_buffer out_;
   std::string file_;
   std::uint64_t entries_ = 0, refused_ = 0, containers_ = 0, bytes_ = 0;
@@ -234,7 +240,7 @@ class Listing : public contents::Visitor {
 
 int list(const ListOptions& o, const cli::Invocation& inv) {
   int rc = 0;
-  Listing listing(o.json);
+  Listing listing(o.json, o.sizes);
   fmt::memory_buffer files;  // --json: the "files" array, after the entries
   if (o.json)
     listing.add(fmt::format("{{\n  \"schema\": {},\n  \"entries\": [", json::str(json::schema_name(json::Schema::List))));
@@ -285,13 +291,14 @@ cli::AppletBody define_list(CLI::App& app) {
       "bundles (CCOB), offload binaries, NVIDIA fat binaries (cubins, PTX), ELF and COFF objects and libraries "
       "(__CLANG_OFFLOAD_BUNDLE__ sections, .hip_fatbin, .llvm.offloading, .nv_fatbin, __nv_relfatbin), ar archives, "
       "tar (gzip, xz, zstd, bzip2), zip, cpio, rpm and .deb packages, nested to any depth. Per container a header "
-      "line with its chain and entry count, then index, ID, processor (from the code object's header), size and "
-      "offset in the file (where the bytes lie there uncompressed; a fatbin entry's stored bytes, with its kind and "
-      "compression), printed as they are found. A file without device code, or one that cannot be read to its end, is an error (exit 1): "
+      "line with its chain and entry count, then index, ID, processor (from the code object's header), size (in "
+      "binary units, 1.7 MiB; exact with --bytes) and offset in the file (where the bytes lie there uncompressed; a "
+      "fatbin entry's stored bytes, with its kind and compression), printed as they are found. A file without device code, or one that cannot be read to its end, is an error (exit 1): "
       "what was found before the failure is listed, and so are the other files.");
   app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
   app.add_flag("--json", o->json,
                fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::List)));
+  add_bytes_flag(app, o->sizes);
   add_threads_option(app, o->limits);
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return list(*o, inv); };

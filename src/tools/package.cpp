@@ -4,7 +4,7 @@
 //
 //   offloadtool package create -o OUT --image file=F,triple=T[,arch=A][,kind=K][,key=value...]...
 //   offloadtool package extract INPUT [--image key=value,...]... [--archive] [-C DIR]
-//   offloadtool package list INPUT [--json]
+//   offloadtool package list INPUT [--json] [--bytes]
 //
 // `list --json` prints one JSON object, schema json::Schema::PackageList
 // (support/json_schemas.cpp documents its members; offloadtool-json(7)).
@@ -87,18 +87,19 @@ void print_json(const std::string& input, const std::vector<packager::FoundImage
   print(out);
 }
 
-void print_text(const std::string& input, const std::vector<packager::FoundImage>& images) {
+// Sizes as people read them (support/human_size.h), exact with --bytes; offsets in hex.
+void print_text(const std::string& input, const std::vector<packager::FoundImage>& images, SizeStyle sizes) {
   std::string out = fmt::format("{}: {} offload image{}\n", input, images.size(), images.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < images.size(); ++i) {
     const packager::FoundImage& f = images[i];
     const formats::OffloadEntry& e = f.entry;
-    out += fmt::format("\nimage {}: {}, binary at 0x{:x} (0x{:x} bytes, version {}", i, f.container, f.binary_offset,
-                       f.binary_size, f.version);
+    out += fmt::format("\nimage {}: {}, binary at 0x{:x} ({}, version {}", i, f.container, f.binary_offset,
+                       size_text(f.binary_size, sizes), f.version);
     out += f.version >= 2 ? fmt::format(", entry {})\n", f.entry_index) : ")\n";
     out += fmt::format("  {:<10}{} ({})\n", "kind", formats::image_kind_description(e.image_kind), e.image_kind);
     out += fmt::format("  {:<10}{} ({})\n", "producer", formats::offload_kind_name(e.offload_kind), e.offload_kind);
     if (e.flags != 0) out += fmt::format("  {:<10}0x{:x}\n", "flags", e.flags);
-    out += fmt::format("  {:<10}0x{:x} bytes at 0x{:x}\n", "image", e.image_size, e.image_offset);
+    out += fmt::format("  {:<10}{} at 0x{:x}\n", "image", size_text(e.image_size, sizes), e.image_offset);
     for (const formats::OffloadString& s : e.strings) out += fmt::format("  {:<10}{}\n", s.key, s.value);
   }
   print(out);
@@ -123,6 +124,7 @@ struct PackageOptions {
   std::string output, input, directory;
   std::vector<std::string> image_texts;
   bool archive = false, as_json = false;
+  SizeStyle sizes = SizeStyle::Human;  // list's text
 };
 
 // Written in the impersonated release's numbering (hip 3 or 4, sycl 0 or 8):
@@ -153,7 +155,7 @@ void list(const PackageOptions& o) {
   if (o.as_json)
     print_json(o.input, images);
   else
-    print_text(o.input, images);
+    print_text(o.input, images, o.sizes);
 }
 
 }  // namespace
@@ -192,6 +194,7 @@ cli::AppletBody define_package(CLI::App& app) {
   list_cmd->add_flag("--json", o->as_json,
                      fmt::format("machine-readable output (schema {}; offloadtool-json(7))",
                                  json::schema_name(json::Schema::PackageList)));
+  add_bytes_flag(*list_cmd, o->sizes);
 
   // The subcommands belong to `app`, which outlives the body (cli/run.cpp).
   return [o, create_cmd, extract_cmd](const cli::Invocation& inv) {

@@ -30,19 +30,21 @@ struct PruneOptions {
   std::string output;
   std::vector<std::string> keep, drop;
   bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false;
+  SizeStyle sizes = SizeStyle::Human;  // --dry-run's text
   std::string sysfs = "/sys", xnack;
   Progress::Mode progress = Progress::Mode::Auto;
 };
 
-std::string text_report(const prune::Report& r) {
+// Sizes as people read them (support/human_size.h), exact with --bytes.
+std::string text_report(const prune::Report& r, SizeStyle sizes) {
   std::string out;
   for (const prune::EntryReport& e : r.entries)
-    out += fmt::format("{} {} ({} bytes){}{}\n", e.kept ? "keep" : "drop", printable(e.id), e.size,
+    out += fmt::format("{} {} ({}){}{}\n", e.kept ? "keep" : "drop", printable(e.id), size_text(e.size, sizes),
                        e.where.empty() ? "" : " in ", printable(e.where));
   for (const std::string& n : r.notes) out += fmt::format("note: {}\n", printable(n));
-  out += fmt::format("{}: {} of {} entries dropped, {} -> {} bytes ({} saved)\n", printable(r.container), r.dropped(),
-                     r.entries.size(), r.size_before, r.size_after,
-                     r.size_before > r.size_after ? r.size_before - r.size_after : 0);
+  out += fmt::format("{}: {} of {} entries dropped, {} -> {} ({} saved)\n", printable(r.container), r.dropped(),
+                     r.entries.size(), size_text(r.size_before, sizes), size_text(r.size_after, sizes),
+                     size_text(r.size_before > r.size_after ? r.size_before - r.size_after : 0, sizes));
   return out;
 }
 
@@ -127,7 +129,7 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
   if (o.json)
     print(json_report(o, report));
   else if (o.dry_run)
-    print(text_report(report));
+    print(text_report(report, o.sizes));
   return 0;
 }
 
@@ -174,6 +176,7 @@ cli::AppletBody define_prune(CLI::App& app) {
   app.add_flag("--json", o->json,
                fmt::format("print the report as one JSON object (schema {}; offloadtool-json(7))",
                            json::schema_name(json::Schema::Prune)));
+  add_bytes_flag(app, o->sizes, "with --dry-run: ");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };

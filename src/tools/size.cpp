@@ -3,7 +3,8 @@
 // walker knows, sorted by the bytes they take in the files, largest first.
 //
 // Columns: target, entries, file bytes, share of all file bytes, uncompressed
-// bytes. An entry stored plainly takes its size in the file; an entry inside a
+// bytes; sizes as people read them (support/human_size.h: 1.7 MiB), or exact
+// with --bytes. An entry stored plainly takes its size in the file; an entry inside a
 // compressed bundle (CCOB) is charged its share of the CCOB's bytes in the
 // file (header and padding included), in proportion to its uncompressed size
 // among the bundle's entries (the CCOB compresses the whole bundle as one
@@ -38,6 +39,7 @@ namespace {
 struct SizeOptions {
   std::vector<std::string> inputs;
   bool per_file = false, per_bundle = false, json = false;
+  SizeStyle sizes = SizeStyle::Human;
   contents::Limits limits;
   Progress::Mode progress = Progress::Mode::Auto;
 };
@@ -78,17 +80,22 @@ double total_of(const Table& t) {
   return sum;
 }
 
-std::string text_table(const Table& t, const std::string& indent) {
+std::string text_table(const Table& t, const std::string& indent, SizeStyle sizes) {
   auto rows = sorted(t);
   double total = total_of(t);
-  std::size_t w = 6;
-  for (const auto& [k, r] : rows) w = std::max(w, printable(k).size());
-  std::string out = fmt::format("{}{:<{}}  {:>7}  {:>12}  {:>6}  {:>12}\n", indent, "target", w, "entries",
-                                "file bytes", "share", "uncompressed");
+  std::size_t w = 6, fw = 12, uw = 12;
+  for (const auto& [k, r] : rows) {
+    w = std::max(w, printable(k).size());
+    fw = std::max(fw, size_cell(static_cast<std::uint64_t>(std::llround(r.file_bytes)), sizes).size());
+    uw = std::max(uw, size_cell(r.uncompressed, sizes).size());
+  }
+  std::string out = fmt::format("{}{:<{}}  {:>7}  {:>{}}  {:>6}  {:>{}}\n", indent, "target", w, "entries",
+                                "file bytes", fw, "share", "uncompressed", uw);
   for (const auto& [k, r] : rows) {
     auto fb = std::llround(r.file_bytes);
-    out += fmt::format("{}{:<{}}  {:>7}  {:>12}  {:>5.1f}%  {:>12}\n", indent, printable(k), w, r.entries, fb,
-                       total > 0 ? 100.0 * static_cast<double>(fb) / total : 0.0, r.uncompressed);
+    out += fmt::format("{}{:<{}}  {:>7}  {:>{}}  {:>5.1f}%  {:>{}}\n", indent, printable(k), w, r.entries,
+                       size_cell(static_cast<std::uint64_t>(fb), sizes), fw,
+                       total > 0 ? 100.0 * static_cast<double>(fb) / total : 0.0, size_cell(r.uncompressed, sizes), uw);
   }
   return out;
 }
@@ -217,11 +224,13 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     }
     out += "\n}\n";
   } else if (entries > 0 || !o.inputs.empty()) {
-    out = text_table(all, "");
-    out += fmt::format("total: {} entries, {} bytes in the files, {} uncompressed\n",
-                       entries, static_cast<std::uint64_t>(total_of(all)), uncompressed);
-    for (const auto& [file, t] : per_file) out += fmt::format("\n{}:\n{}", printable(file), text_table(t, "  "));
-    for (const Bundle& x : per_bundle) out += fmt::format("\n{}:\n{}", printable(x.name), text_table(x.t, "  "));
+    out = text_table(all, "", o.sizes);
+    out += fmt::format("total: {} entries, {} in the files, {} uncompressed\n", entries,
+                       size_text(static_cast<std::uint64_t>(total_of(all)), o.sizes), size_text(uncompressed, o.sizes));
+    for (const auto& [file, t] : per_file)
+      out += fmt::format("\n{}:\n{}", printable(file), text_table(t, "  ", o.sizes));
+    for (const Bundle& x : per_bundle)
+      out += fmt::format("\n{}:\n{}", printable(x.name), text_table(x.t, "  ", o.sizes));
   }
   print(out);
   return rc;
@@ -235,12 +244,14 @@ cli::AppletBody define_size(CLI::App& app) {
       "Bytes of device code per target (canonical target ID) over all files given, largest first, with each target's "
       "share: which GPU costs what. 'file bytes' are the bytes the entries take in the files: an entry inside a "
       "compressed bundle is charged the compressed bundle's bytes in proportion to its uncompressed size; "
-      "'uncompressed' is the entries' own size. Reads every container 'list' reads.");
+      "'uncompressed' is the entries' own size. Sizes are in binary units with one decimal (1.7 MiB), exact with "
+      "--bytes. Reads every container 'list' reads.");
   app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
   app.add_flag("--per-file", o->per_file, "also break the bytes down per file");
   app.add_flag("--per-bundle", o->per_bundle, "also break the bytes down per bundle (container)");
   app.add_flag("--json", o->json,
                fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::Size)));
+  add_bytes_flag(app, o->sizes);
   add_threads_option(app, o->limits);
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return size(*o, inv); };

@@ -8,6 +8,7 @@
 #include "cli/applets.h"
 #include "contents/walker.h"
 #include "support/progress.h"
+#include "support/human_size.h"
 
 namespace ot::tools {
 
@@ -35,6 +36,11 @@ void add_threads_option(CLI::App& app, contents::Limits& limits);
 void add_progress_option(CLI::App& app, Progress::Mode& mode);
 // `limits` whose walk draws `progress`.
 contents::Limits with_progress(contents::Limits limits, Progress& progress);
+// --bytes of the applets whose human-readable output shows sizes (list, size,
+// prune --dry-run, compress --info, compat select, package list): exact byte
+// counts instead of support/human_size.h's binary units. JSON is always exact.
+// `when` starts the help text: "with --info: ".
+void add_bytes_flag(CLI::App& app, SizeStyle& sizes, std::string_view when = {});
 // The error of list and size for a file the walk found nothing in.
 // "no device code found (...)": what list, size, unbundle and compat say of a file without any.
 extern const char* const kNoDeviceCode;

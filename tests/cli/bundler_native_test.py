@@ -79,8 +79,8 @@ def concatenated_cases(root, tmp, dev):
     check('list: text form, one header line per bundle and a total',
           got[0] == 0 and got[1].startswith('fatbin, bundle 0 at 0x0: 3 entries\n') and
           'fatbin, compressed bundle 1 at 0x%x: 3 entries\n' % second in got[1] and
-          got[1].endswith('fatbin: 8 entries in 3 containers, 0x%x bytes\n' % sum(
-              len(b) for b in (dev['d1'], dev['d2'], dev['d3'], dev['d4'], dev['d5']))), got)
+          got[1].endswith('fatbin: 8 entries in 3 containers, %s\n' % harness.human_size(sum(
+              len(b) for b in (dev['d1'], dev['d2'], dev['d3'], dev['d4'], dev['d5'])))), got)
 
     # The worklist is drained across the bundles: the first compatible entry wins.
     c = Case(root, 'unbundle', files)

@@ -161,13 +161,16 @@ def run_select(root):
     files = {n: golden(n) for n in ('19-hip2.bc', '19-hip2-compressed.bc', '19-mixed.bc', '19-text.i',
                                      '19-packager-3.bin')}
     c = Case(root, files)
-    expect('select: binary bundle', c, ['select', '19-hip2.bc', '--target', 'gfx906:xnack-'], 0,
-           'selected hip-amdgcn-amd-amdhsa--gfx906 (19-hip2.bc, bundle at 0x0, entry 1, 0x19 bytes at 0xa3)\n'
-           '  rejected hip-amdgcn-amd-amdhsa--gfx900 (19-hip2.bc, bundle at 0x0, entry 0): the code object is for '
-           'gfx900, the target is gfx906\n')
+    # The entry's size as people read it, exact with --bytes; its offset in hex.
+    for flags, size in (([], '25 B'), (['--bytes'], '25 bytes')):
+        expect('select %s: binary bundle' % ' '.join(flags), c,
+               ['select', '19-hip2.bc', '--target', 'gfx906:xnack-'] + flags, 0,
+               'selected hip-amdgcn-amd-amdhsa--gfx906 (19-hip2.bc, bundle at 0x0, entry 1, %s at 0xa3)\n'
+               '  rejected hip-amdgcn-amd-amdhsa--gfx900 (19-hip2.bc, bundle at 0x0, entry 0): the code object is for '
+               'gfx900, the target is gfx906\n' % size)
     expect('select: compressed bundle', c, ['select', '19-hip2-compressed.bc', '-t', 'gfx900'], 0,
-           'selected hip-amdgcn-amd-amdhsa--gfx900 (19-hip2-compressed.bc, compressed bundle at 0x0, entry 0, 0x19 '
-           'bytes at 0x8a of the decompressed bundle)\n'
+           'selected hip-amdgcn-amd-amdhsa--gfx900 (19-hip2-compressed.bc, compressed bundle at 0x0, entry 0, 25 B '
+           'at 0x8a of the decompressed bundle)\n'
            '  rejected hip-amdgcn-amd-amdhsa--gfx906 (19-hip2-compressed.bc, compressed bundle at 0x0, entry 1): the '
            'code object is for gfx906, the target is gfx900\n')
     expect('select: nothing fits, with reasons and a hint', c, ['select', '19-mixed.bc', '--target', 'gfx90a:xnack-'], 1,
@@ -272,15 +275,16 @@ def run_select(root):
     rc, out, err = c.run('select', 'outer.a', '--target', 'gfx900')
     check('select: a bundle in an archive inside an archive', rc == 0 and err == '' and out.startswith(
         'selected hip-amdgcn-amd-amdhsa--gfx900 (outer.a(inner.a)(hip2.bc), bundle at 0x0, entry 0, '), (rc, out, err))
-    # "0x.. bytes at 0x..": the offset in outer.a itself, where the bundle's own header puts the payload
-    m = re.search(r'entry 0, 0x([0-9a-f]+) bytes at 0x([0-9a-f]+)\)', out)
+    # "<size> bytes at 0x..": the offset in outer.a itself, where the bundle's own header puts the payload
+    rc, out, err = c.run('select', 'outer.a', '--target', 'gfx900', '--bytes')
+    m = re.search(r'entry 0, ([0-9]+) bytes at 0x([0-9a-f]+)\)', out)
     hip2 = golden('19-hip2.bc')
     first_off, first_size = struct.unpack_from('<QQ', hip2, 32)  # entry 0's offset and size
     with open(os.path.join(c.dir, 'outer.a'), 'rb') as f:
         outer = f.read()
     check('select: the offset of an entry in a nested archive is its offset in the outer file', m is not None and
-          outer[int(m.group(2), 16):int(m.group(2), 16) + int(m.group(1), 16)] ==
-          hip2[first_off:first_off + first_size] and int(m.group(1), 16) == first_size, out)
+          outer[int(m.group(2), 16):int(m.group(2), 16) + int(m.group(1))] ==
+          hip2[first_off:first_off + first_size] and int(m.group(1)) == first_size, out)
 
 
 def run_verify(root):
@@ -425,8 +429,8 @@ def run_offload_binary_features(root):
     ob = 'openmp-amdgcn-amd-amdhsa-gfx90a:xnack-'
     rc, out, err = c.run('select', 'dev.bin', '--target', 'gfx90a:xnack-')
     check('select: an offload binary entry whose arch sets xnack', rc == 0 and err == '' and re.fullmatch(
-        r'selected %s \(dev\.bin, offload binary at 0x0, entry 0, 0x[0-9a-f]+ bytes at 0x[0-9a-f]+\)\n' % re.escape(ob),
-        out), 'rc=%d\n%s%s' % (rc, out, err))
+        r'selected %s \(dev\.bin, offload binary at 0x0, entry 0, %s at 0x[0-9a-f]+\)\n' % (
+            re.escape(ob), re.escape(harness.human_size(len(c.read('xm.co'))))), out), 'rc=%d\n%s%s' % (rc, out, err))
     expect('select: an offload binary entry for xnack off, a target with xnack on', c,
            ['select', 'dev.bin', '--target', 'gfx90a:xnack+'], 1,
            'no entry of dev.bin fits gfx90a:xnack+\n'

@@ -247,10 +247,11 @@ def test_info(root):
     d.put('c.bc', golden('19-hip2-compressed.bc'))
     text = ('c.bc: 1 bundle\n\n'
             'bundle 0 at 0x0: compressed bundle version 2, zstd\n'
-            '  header           24 bytes\n  total size       137 bytes\n  compressed       113 bytes\n'
-            '  uncompressed     188 bytes (ratio 1.66)\n  window log       8\n'
+            '  header           24 B\n  total size       137 B\n  compressed       113 B\n'
+            '  uncompressed     188 B (ratio 1.66)\n  window log       8\n'
             '  stored hash      0x2bcafb899a29dc94\n  recomputed hash  0x2bcafb899a29dc94 (matches)\n')
     expect('info: text', d, ['--info', 'c.bc'], 0, text, '')
+    expect('info --bytes: exact sizes', d, ['--info', '--bytes', 'c.bc'], 0, text.replace(' B', ' bytes'), '')
     want = {'schema': 'offloadtool-compress-info/2', 'file': 'c.bc', 'size': 137, 'bundles': [
         {'index': 0, 'offset': 0, 'size': 137, 'compressed': True, 'format_version': 2, 'method': 'zstd',
          'header_size': 24, 'total_size': 137, 'compressed_size': 113, 'uncompressed_size': 188, 'ratio': 1.6637,
@@ -277,7 +278,13 @@ def test_info(root):
     check('info: version 1 decompresses', read(d.path('v1.out')) == golden('19-hip2.bc'))
     # an uncompressed bundle
     d.put('p.bc', golden('19-hip2.bc'))
-    expect('info: uncompressed', d, ['--info', 'p.bc'], 0, 'p.bc: 1 bundle\n\nbundle 0 at 0x0: uncompressed, 188 bytes\n', '')
+    expect('info: uncompressed', d, ['--info', 'p.bc'], 0, 'p.bc: 1 bundle\n\nbundle 0 at 0x0: uncompressed, 188 B\n', '')
+    expect('info --bytes: uncompressed', d, ['--info', '--bytes', 'p.bc'], 0,
+           'p.bc: 1 bundle\n\nbundle 0 at 0x0: uncompressed, 188 bytes\n', '')
+    expect('--bytes without --info refused', d, ['-d', 'c.bc', '-o', 'x', '--bytes'], 1, '',
+           E + '--bytes goes with --info\n')
+    check('--bytes without --info: no output', not os.path.exists(d.path('x')))
+    expect('--bytes with --verify refused', d, ['--verify', 'c.bc', '--bytes'], 1, '', E + '--bytes goes with --info\n')
     expect('info: -o refused', d, ['--info', 'c.bc', '-o', 'x'], 1, '',
            E + '--info and --verify write no output file: drop -o\n')
     expect('verify: ok', d, ['--verify', 'c.bc'], 0, 'c.bc: ok (1 bundle, 1 compressed)\n', '')
@@ -320,7 +327,8 @@ def test_concatenated(root):
           golden('19-hip2-compressed-l9.bc'))
     expect('concat: verify', d, ['--verify', 'mixed'], 0, 'mixed: ok (2 bundles, 1 compressed)\n', '')
     got = expect('concat: info', d, ['--info', 'mixed'], 0, None, '')
-    check('concat: info lists both', 'bundle 1 at 0x1000: uncompressed, %d bytes\n' % len(m) in got[1], got[1])
+    check('concat: info lists both', 'bundle 1 at 0x1000: uncompressed, %s\n' % harness.human_size(len(m)) in got[1],
+          got[1])
     expect('concat: compress refuses a CCOB inside', d, ['mixed', '-o', 'x'], 1, '',
            E + 'mixed: the bundle is already compressed (--recompress changes its settings), at offset 0x0\n')
     d.put('junk', pad([a]) + b'\0' * 10 + b'junk')

@@ -11,7 +11,6 @@ import io
 import json
 import lzma
 import os
-import re
 import struct
 import subprocess
 import sys
@@ -129,14 +128,21 @@ def plain_cases(root, d, built):
         path = os.path.join(c.dir, name)
         check('%s: uri for every entry with an offset, the host entry of size 0 too' % name,
               all(e['uri'] == 'file://%s#offset=%d&size=%d' % (path, e['offset'], e['size']) for e in got), got)
-    # The text form: one header per container, one line per entry, a total.
-    rc, out, err = c.run('libk.so')
+    # The text form: one header per container, one line per entry, a total;
+    # sizes as people read them (numfmt's figures), or exact with --bytes.
+    got = [e for e in j['entries'] if e['file'] == 'libk.so']
     sec_off, _ = section(c.dir, 'libk.so')
-    lines = out.splitlines()
-    check('list: text form', rc == 0 and err == '' and len(lines) == 5 and
-          lines[0] == 'libk.so, section .hip_fatbin, bundle at 0x%x: 3 entries' % sec_off and
-          re.match(r'^ +1  hipv4-amdgcn-amd-amdhsa--gfx906 +gfx906 +0x[0-9a-f]+  at 0x[0-9a-f]+$', lines[2]) and
-          lines[4].startswith('libk.so: 3 entries in 1 container, 0x'), out + err)
+    for flags, cell, total in (([], harness.human_size, harness.human_size),
+                               (['--bytes'], str, lambda n: '%d bytes' % n)):
+        iw, pw = max(len(e['id']) for e in got), max(len(e['processor'] or '-') for e in got)
+        sw = max([10] + [len(cell(e['size'])) for e in got])
+        want = ('libk.so, section .hip_fatbin, bundle at 0x%x: 3 entries\n' % sec_off +
+                ''.join('  %3d  %-*s  %-*s  %*s  at 0x%x\n' % (e['index'], iw, e['id'], pw, e['processor'] or '-', sw,
+                                                               cell(e['size']), e['offset']) for e in got) +
+                'libk.so: 3 entries in 1 container, %s\n' % total(sum(e['size'] for e in got)))
+        expect('list %s: text form' % ' '.join(flags), c, flags + ['libk.so'], 0, want, '')
+    check('list --bytes: the entries\' exact sizes', '  %d  at 0x%x\n' % (got[1]['size'], got[1]['offset']) in
+          c.run('--bytes', 'libk.so')[1], got)
     # An object bundle (clang-offload-bundler-19 -type=o): one entry per __CLANG_OFFLOAD_BUNDLE__ section.
     harness.write(os.path.join(c.dir, 'dev.co'), ref['hipv4-amdgcn-amd-amdhsa--gfx906'])
     harness.run([LLVM_BUNDLER, '-type=o', '-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906',
@@ -270,10 +276,25 @@ def size_cases(root, d, built):
           abs(rows[0]['share'] - max(g906, g90a) / (g906 + g90a)) < 1e-3, (out, err))
     check('size --json: per file and per bundle', len(s.get('files', [])) == 2 and len(s.get('bundles', [])) == 2 and
           s['bundles'][1]['path'] == ['libk.so', 'section .hip_fatbin', 'bundle at 0x%x' % sec_off], s)
-    rc, out, err = c.run('libk.so')
-    check('size: text table', rc == 0 and out.splitlines()[0].split() ==
-          ['target', 'entries', 'file', 'bytes', 'share', 'uncompressed'] and
-          'total: 3 entries, %d bytes in the files, %d uncompressed' % (g906 + g90a, g906 + g90a) in out, out + err)
+    rc, out, err = c.run('--json', 'libk.so')
+    rows = json.loads(out)['targets'] if rc == 0 else []
+    check('size --json libk.so: the bundle\'s sizes', [(r['target'], r['file_bytes'], r['uncompressed_bytes'])
+                                                      for r in rows][:2] ==
+          sorted([('hipv4-amdgcn-amd-amdhsa--gfx906', g906, g906),
+                  ('hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+', g90a, g90a)], key=lambda t: -t[1]) and len(rows) == 3,
+          (out, err))
+    # The text table: sizes as people read them (numfmt's figures), or exact with --bytes.
+    for flags, cell, total in (([], harness.human_size, harness.human_size),
+                               (['--bytes'], str, lambda n: '%d bytes' % n)):
+        w = max([6] + [len(r['target']) for r in rows])
+        fw = max([12] + [len(cell(r['file_bytes'])) for r in rows])
+        uw = max([12] + [len(cell(r['uncompressed_bytes'])) for r in rows])
+        want = ('%-*s  %7s  %*s  %6s  %*s\n' % (w, 'target', 'entries', fw, 'file bytes', 'share', uw, 'uncompressed') +
+                ''.join('%-*s  %7d  %*s  %5.1f%%  %*s\n' % (w, r['target'], r['entries'], fw, cell(r['file_bytes']),
+                                                           100.0 * r['file_bytes'] / (g906 + g90a), uw,
+                                                           cell(r['uncompressed_bytes'])) for r in rows) +
+                'total: 3 entries, %s in the files, %s uncompressed\n' % (total(g906 + g90a), total(g906 + g90a)))
+        expect('size %s: text table' % ' '.join(flags), c, flags + ['libk.so'], 0, want, '')
 
 
 def error_cases(root, built):
@@ -390,9 +411,9 @@ def resident_cases(root):
         fh.write(t.getvalue())
     limit = harness.resident_budget_kib(16)
     for applet, name, expected in (
-            ('list', 'many.bundle', 'many.bundle: 2000 entries in 400 containers, 0x%x bytes' % (1600 << 15)),
-            ('size', 'many.bundle', 'total: 2000 entries, %d bytes in the files' % (1600 << 15)),
-            ('list', 'many.tar.gz', 'many.tar.gz: 2000 entries in 400 containers, 0x%x bytes' % (1600 << 15))):
+            ('list', 'many.bundle', 'many.bundle: 2000 entries in 400 containers, 50.0 MiB\n'),
+            ('size', 'many.bundle', 'total: 2000 entries, 50.0 MiB in the files'),
+            ('list', 'many.tar.gz', 'many.tar.gz: 2000 entries in 400 containers, 50.0 MiB\n')):
         rc, peak = harness.peak_resident_kib([OT, applet, name], cwd=d)
         out = harness.run([OT, applet, name], cwd=d, text=True).stdout
         check('%s of %s (%d MiB of concatenated bundles) reads their tables only: peak resident %d KiB <= %d KiB' %

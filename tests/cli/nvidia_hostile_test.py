@@ -180,8 +180,8 @@ def inputs():
         # unbundle writes its image), and fatbins with zero bytes between them (and after).
         'unknown-kind.fatbin': (patch(lz4, LZ4_E0 + KIND, 'H', 0x10),
                                 ('ok', ['unknown-kind.fatbin, fatbin at 0x0: 2 entries\n',
-                                        '    0  fatbin-kind-0x10-sm_80  -                0x57a  at 0x50 (kind 0x10, '
-                                        'LZ4 of 0x11e8)\n'],
+                                        '    0  fatbin-kind-0x10-sm_80  -              1.4 KiB  at 0x50 (kind 0x10, '
+                                        'LZ4 of 4.5 KiB)\n'],
                                  ['rejected fatbin-kind-0x10-sm_80 (', 'selected compute_80 ('],
                                  {'unknown-kind.1.sm_80.kind16.bin': cubin, 'unknown-kind.1.sm_80.ptx': None})),
         'zero-padding.fatbin': (zstd + bytes(16) + lz4 + bytes(8),
@@ -203,7 +203,7 @@ def inputs():
         # within the memory budget (it was decoded into memory: 256 MB resident).
         'zstd-bomb-real.fatbin': (rle_zstd_fatbin(256 << 20),
                                   ('ok', ['zstd-bomb-real.fatbin, fatbin at 0x0: 1 entry\n',
-                                          '(cubin, zstd of 0x10000000)'],
+                                          '(cubin, zstd of 256.0 MiB)'],
                                    ['selected sm_80 (zstd-bomb-real.fatbin, fatbin at 0x0, entry 0'],
                                    {'zstd-bomb-real.1.sm_80.cubin': ('size', 256 << 20)})),
         # A section's bytes after its fatbin: neither padding nor a fatbin.

@@ -75,17 +75,19 @@ def run_cases(root):
 
     # --- list ---
     c = Case(root, {'p3.bin': p3})
+    # Sizes as people read them, exact with --bytes; offsets in hex.
     text = ('p3.bin: 3 offload images\n\n'
-            'image 0: raw, binary at 0x0 (0xb0 bytes, version 1)\n'
-            '  kind      <none> (0)\n  producer  openmp (1)\n  image     0x19 bytes at 0x90\n'
+            'image 0: raw, binary at 0x0 (176 B, version 1)\n'
+            '  kind      <none> (0)\n  producer  openmp (1)\n  image     25 B at 0x90\n'
             '  arch      gfx908\n  triple    amdgcn-amd-amdhsa\n\n'
-            'image 1: raw, binary at 0xb0 (0xd0 bytes, version 1)\n'
-            '  kind      <none> (0)\n  producer  cuda (2)\n  image     0x19 bytes at 0x160\n'
+            'image 1: raw, binary at 0xb0 (208 B, version 1)\n'
+            '  kind      <none> (0)\n  producer  cuda (2)\n  image     25 B at 0x160\n'
             '  arch      sm_70\n  triple    nvptx64-nvidia-cuda\n  foo       bar,baz\n\n'
-            'image 2: raw, binary at 0x180 (0x88 bytes, version 1)\n'
-            '  kind      <none> (0)\n  producer  hip (3)\n  image     0x7 bytes at 0x200\n'
+            'image 2: raw, binary at 0x180 (136 B, version 1)\n'
+            '  kind      <none> (0)\n  producer  hip (3)\n  image     7 B at 0x200\n'
             '  triple    x86_64-unknown-linux-gnu\n')
     expect('list: text', c, ['list', 'p3.bin'], 0, text, files=[])
+    expect('list --bytes: exact sizes', c, ['list', '--bytes', 'p3.bin'], 0, text.replace(' B', ' bytes'), files=[])
     got = expect('list: json', c, ['list', '--json', 'p3.bin'], 0, None, files=[])
     try:
         j = json.loads(got[1])
@@ -170,7 +172,7 @@ def run_cases(root):
         eo = d.read('e.o')
         c = Case(root, {'e.o': eo, 'p3.bin': p3})
         got = expect('list: ELF section', c, ['list', 'e.o'], 0, None)
-        check('list: section named', 'image 0: section .llvm.offloading, binary at 0x40 (0xb0 bytes, version 1)' in got[1],
+        check('list: section named', 'image 0: section .llvm.offloading, binary at 0x40 (176 B, version 1)' in got[1],
               got[1])
         expect('extract: --archive from an object names the member by the input', c,
                ['extract', 'e.o', '--archive', '--image', 'file=lib.a'], 0, '', files=['lib.a'])

@@ -178,11 +178,14 @@ def test_report(root):
     d = harness.Case(root, 'prune', {})
     b = llvm_bundle(d, 'a.hipfb', GPUS, extra=['-bundle-align=4096'])
     after = len(llvm_bundle(d, 'k.hipfb', ['gfx906'], extra=['-bundle-align=4096']))
-    out = ''.join('%s %s (%d bytes)\n' % ('keep' if g in (None, 'gfx906') else 'drop', HOST + '-' if g is None else HIP + g,
-                                          0 if g is None else len(IMAGES[g])) for g in [None] + GPUS)
-    out += 'binary bundle: 3 of 5 entries dropped, %d -> %d bytes (%d saved)\n' % (len(b), after, len(b) - after)
-    expect('dry run: the report, nothing written', d, ['--keep', 'gfx906', 'a.hipfb', '--dry-run'], 0, out, '',
-           files=['a.hipfb', 'k.hipfb'])
+    # Sizes as people read them (numfmt's figures), exact with --bytes.
+    for flags, size in (([], harness.human_size), (['--bytes'], lambda n: '%d bytes' % n)):
+        out = ''.join('%s %s (%s)\n' % ('keep' if g in (None, 'gfx906') else 'drop', HOST + '-' if g is None else HIP + g,
+                                        size(0 if g is None else len(IMAGES[g]))) for g in [None] + GPUS)
+        out += 'binary bundle: 3 of 5 entries dropped, %s -> %s (%s saved)\n' % (size(len(b)), size(after),
+                                                                               size(len(b) - after))
+        expect('dry run %s: the report, nothing written' % ' '.join(flags), d,
+               ['--keep', 'gfx906', 'a.hipfb', '--dry-run'] + flags, 0, out, '', files=['a.hipfb', 'k.hipfb'])
     rc, got, err = d.run('--keep', 'gfx906', 'a.hipfb', '--dry-run', '--json')
     j = json.loads(got) if rc == 0 else {}
     check('json: the report', rc == 0 and j.get('schema') == 'offloadtool-prune/2' and 'version' not in j and

@@ -823,6 +823,20 @@ def cpio_newc(members):
 
 
 # ---------------------------------------------------------------------------
+# Sizes
+
+def human_size(n):
+    """n bytes as offloadtool's human-readable outputs show them
+    (src/support/human_size.h), from GNU numfmt, the rule's reference: '512 B'
+    below 1024, else numfmt --to=iec-i --round=nearest --format=%.1f with a
+    space before the unit ('1.7 MiB')."""
+    if n < 1024:
+        return '%d B' % n
+    out = run(['numfmt', '--to=iec-i', '--round=nearest', '--format=%.1f', str(n)], text=True, check=True).stdout.strip()
+    return out[:-2] + ' ' + out[-2:] + 'B'
+
+
+# ---------------------------------------------------------------------------
 # Memory
 
 def peak_resident_kib(argv, cwd=None):
