@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -18,6 +19,9 @@
 
 namespace ot::compress {
 namespace {
+
+// How far the compressor may run ahead of the hasher where the input is released as it goes.
+constexpr std::uint64_t kAhead = 32u << 20;
 
 constexpr int kMaxWindowLog = 31;        // ZSTD_WINDOWLOG_MAX on 64-bit hosts
 constexpr std::uint64_t kPiece = 64u << 20;  // input handed over (and released) at a time
@@ -186,11 +190,25 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
                    llvm_bytes ? Compressor::Input::Stable : Compressor::Input::Buffered);
       for (std::uint64_t off = 0; off < plain.size(); off += kPiece) {
         std::uint64_t n = std::min<std::uint64_t>(kPiece, plain.size() - off);
+        // Where the input is released as it goes, the compressor stays within
+        // kAhead of the hasher: what lies between them stays in memory (zeros
+        // compress five times faster than MD5 reads them: a pruned CCOB's
+        // 1 GiB entry was 600 MB resident).
+        if (consumed)
+          while (off > hashed.load(std::memory_order_acquire) + kAhead)
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
         c.write(plain.subspan(off, n));
         std::uint64_t behind = llvm_bytes ? (off + n > c.window_size() ? off + n - c.window_size() : 0) : off + n;
         if (consumed) consumed(std::min(behind, hashed.load(std::memory_order_acquire)));
       }
       c.finish();
+      // The hasher may still be behind: what it reads is released as it goes.
+      if (consumed)
+        for (std::uint64_t h = hashed.load(std::memory_order_acquire); h < plain.size();
+             h = hashed.load(std::memory_order_acquire)) {
+          consumed(h);
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
     } catch (const Error& e) {
       if (!e.file().empty()) throw;  // the sink's own error
       fail(file, "{}", e.message());

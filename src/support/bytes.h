@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <cstring>
 #include <functional>
 #include <span>
@@ -138,14 +139,21 @@ class ByteSource {
 
   explicit ByteSource(Bytes data) : data_(data) {}
   ByteSource(Bytes data, ReadAt read_at) : data_(data), read_at_(std::move(read_at)) {}
+  // `size` bytes that are in no memory at all (a decoder's output, say): read
+  // only through `read_at`; data() is empty, so nothing may be sliced from it.
+  static ByteSource unmapped(std::uint64_t size, ReadAt read_at) {
+    ByteSource s(Bytes(), std::move(read_at));
+    s.unmapped_size_ = size;
+    return s;
+  }
 
-  std::uint64_t size() const { return data_.size(); }
+  std::uint64_t size() const { return unmapped_size_ ? *unmapped_size_ : data_.size(); }
   Bytes data() const { return data_; }  // payloads are sliced from here (touching them maps them in)
 
   // Copies up to `len` bytes at `off` (fewer at the end): the count copied.
   std::uint64_t read(std::uint64_t off, std::byte* to, std::uint64_t len) const {
-    if (off >= data_.size()) return 0;
-    len = std::min<std::uint64_t>(len, data_.size() - off);
+    if (off >= size()) return 0;
+    len = std::min<std::uint64_t>(len, size() - off);
     if (read_at_)
       read_at_(base_ + off, to, len);
     else
@@ -156,11 +164,11 @@ class ByteSource {
   // The first min(n, size) bytes: the span itself when in memory, else read
   // into `buf`, which grows (at least doubling) as parsing asks for more.
   Bytes prefix(std::uint64_t n, std::vector<std::byte>& buf) const {
-    n = std::min<std::uint64_t>(n, data_.size());
+    n = std::min<std::uint64_t>(n, size());
     if (!read_at_) return data_.first(n);
     if (n > buf.size()) {
       std::uint64_t old = buf.size();
-      std::uint64_t want = std::min<std::uint64_t>(data_.size(), std::max<std::uint64_t>({n, 2 * old, 4096}));
+      std::uint64_t want = std::min<std::uint64_t>(size(), std::max<std::uint64_t>({n, 2 * old, 4096}));
       buf.resize(want);
       read(old, buf.data() + old, want - old);
     }
@@ -169,7 +177,8 @@ class ByteSource {
 
   // The bytes from `off` to the end (off <= size).
   ByteSource tail(std::uint64_t off) const {
-    ByteSource s(data_.subspan(off), read_at_);
+    ByteSource s(unmapped_size_ ? Bytes() : data_.subspan(off), read_at_);
+    if (unmapped_size_) s.unmapped_size_ = *unmapped_size_ - off;
     s.base_ = base_ + off;
     return s;
   }
@@ -178,6 +187,7 @@ class ByteSource {
   Bytes data_;
   ReadAt read_at_;
   std::uint64_t base_ = 0;  // data_[0]'s offset for read_at_
+  std::optional<std::uint64_t> unmapped_size_;  // unmapped(): the size, data_ being empty
 };
 
 }  // namespace ot
