@@ -9,6 +9,9 @@
 #include <optional>
 #include <set>
 
+#include <unistd.h>
+
+#include "compress/ccob.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_sequence.h"
 #include "formats/bundle_text.h"
@@ -247,107 +250,83 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
 
   if (config.ccob_version == 2 && total > 0xffffffffu) fail_llvm("Uncompressed size exceeds version 2 limit");
   auto t0 = std::chrono::steady_clock::now();
-  Md5 md5;
   // The compressed bytes go to the output behind room for the header, which is
   // written last (it holds their size and the hash); a stream output (stdout)
   // cannot be rewritten, so there they wait in memory.
   const bool direct = out.seekable();
+  const std::uint64_t header_size = formats::ccob_header_size(config.ccob_version);
   std::vector<std::byte> compressed;
   std::uint64_t compressed_size = 0;
-  if (direct) out.zeros(formats::ccob_header_size(config.ccob_version));
+  if (direct) out.zeros(header_size);
   compress::Sink sink = [&](Bytes b) {
     compressed_size += b.size();
+    if (config.ccob_version == 2 && header_size + compressed_size > 0xffffffffu)
+      fail_llvm("Total file size exceeds version 2 limit");
     if (direct)
       out.write(b);
     else
       compressed.insert(compressed.end(), b.begin(), b.end());
   };
-  static const std::byte kZero[4096] = {};
-  auto for_each_chunk = [&](const std::function<void(Bytes)>& chunk) {
+  // LLVM's bytes (one compression call over the whole uncompressed bundle)
+  // need the bundle in one piece of memory: a small one is laid out in memory,
+  // a large one in an unlinked scratch file beside the output, mapped. There
+  // an input that starts on a page (HIP's -bundle-align=4096) and whose last
+  // page holds nothing after it but zeros is a hole, with the input's own pages
+  // mapped over it: nothing is copied. Other inputs are copied in
+  // (copy_file_range). compress::compress_ccob reads it in place and hashes it
+  // on a second thread meanwhile; the pages behind zstd's window leave memory.
+  std::vector<std::byte> plain;
+  std::shared_ptr<InputFile> view;
+  if (total <= kInMemoryLimit) {
+    plain.reserve(total);
     for (const Piece& p : pieces) {
       if (p.input) {
-        Bytes all = p.input->bytes();
-        for (std::uint64_t off = 0; off < all.size(); off += 64u << 20) {
-          std::uint64_t n = std::min<std::uint64_t>(64u << 20, all.size() - off);
-          chunk(all.subspan(off, n));
-          p.input->release(off, n);
-        }
-      } else if (p.zeros) {
-        for (std::uint64_t left = p.zeros; left > 0;) {
-          std::uint64_t n = std::min<std::uint64_t>(left, sizeof kZero);
-          chunk(Bytes(kZero, n));
-          left -= n;
-        }
+        plain.insert(plain.end(), p.input->bytes().begin(), p.input->bytes().end());
+        p.input->release(0, p.input->size());
       } else {
-        chunk(p.literal);
+        plain.resize(plain.size() + p.zeros);
+        plain.insert(plain.end(), p.literal.begin(), p.literal.end());
       }
     }
-  };
-  if (config.compression.threads > 0) {
-    // Multi-threaded zstd streams: memory stays bounded, and the bytes (which
-    // differ from LLVM's single-threaded ones anyway) do not depend on the count.
-    compress::Compressor compressor(config.compression, total, sink);
-    for_each_chunk([&](Bytes b) {
-      md5.update(b);
-      compressor.write(b);
-    });
-    compressor.finish();
-  } else if (total <= kInMemoryLimit) {
-    // LLVM's bytes: one compression call over the whole uncompressed bundle.
-    std::vector<std::byte> plain;
-    plain.reserve(total);
-    for_each_chunk([&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); });
-    md5.update(plain);
-    sink(compress::compress_all(config.compression, plain));
   } else {
-    // LLVM's bytes without the bundle in memory: it is laid out in an unlinked
-    // scratch file beside the output (the inputs move by copy_file_range) and
-    // compressed from the file's mapping as it fills (Input::Stable gives the
-    // one-call bytes). Pages further back than the compressor's window leave
-    // memory; should it read one again, the mapping brings the same bytes back.
+    const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    std::vector<std::uint64_t> at(pieces.size() + 1);
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      at[i + 1] = at[i] + (pieces[i].input ? pieces[i].input->size() : pieces[i].zeros + pieces[i].literal.size());
+    // Whether the bundle holds only zeros from the end of piece i to the end of its page.
+    auto zeros_to_page_end = [&](std::size_t i) {
+      const std::uint64_t end = align_to(at[i + 1], page);
+      for (std::size_t j = i + 1; j < pieces.size() && at[j] < end; ++j)
+        if (!pieces[j].zeros && at[j + 1] > at[j]) return false;
+      return true;
+    };
     OutputFile scratch = OutputFile::scratch(config.outputs[0]);
     scratch.resize(total);
-    std::shared_ptr<InputFile> view = scratch.map(config.outputs[0]);
-    compress::Compressor compressor(config.compression, total, sink, compress::Compressor::Input::Stable);
-    // Fed 1 MiB at a time, 4 MiB kept behind: 66 MB peak RSS for 4 x 200 MB
-    // (LLVM 3.7 GB) against 163 MB when the whole window stays, for 1.4 s more
-    // system time re-reading dropped pages (measured; the bytes are the same).
-    constexpr std::uint64_t kStep = 1u << 20, kKeep = 4u << 20;
-    const std::uint64_t window = compressor.window_size();
-    std::uint64_t filled = 0;
-    auto compress_to = [&](std::uint64_t end) {
-      scratch.flush();
-      for (; filled < end;) {
-        Bytes b = view->bytes().subspan(filled, std::min(end - filled, kStep));
-        md5.update(b);
-        compressor.write(b);
-        filled += b.size();
-        // Drop what lies more than kKeep behind; pages the compressor read
-        // again since the last call lie at most a window further back.
-        if (filled > kKeep) {
-          std::uint64_t upto = filled - kKeep, from = upto > window + kStep ? upto - window - kStep : 0;
-          view->release(from, upto - from);
-        }
-      }
-    };
-    for (const Piece& p : pieces) {
-      if (p.input) {
-        for (std::uint64_t off = 0; off < p.input->size(); off += 64u << 20) {
-          std::uint64_t n = std::min<std::uint64_t>(64u << 20, p.input->size() - off);
-          scratch.copy_from(*p.input, off, n);
-          compress_to(filled + n);
-        }
+    std::vector<std::size_t> holes;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& p = pieces[i];
+      if (p.input && p.input->mappable() && at[i] % page == 0 && zeros_to_page_end(i)) {
+        scratch.skip(p.input->size());
+        holes.push_back(i);
+      } else if (p.input) {
+        scratch.copy_from(*p.input, 0, p.input->size());
+      } else if (p.zeros) {
+        scratch.skip(p.zeros);
       } else {
-        if (p.zeros)
-          scratch.zeros(p.zeros);
-        else
-          scratch.write(p.literal);
-        compress_to(scratch.written());
+        scratch.write(p.literal);
       }
     }
-    compressor.finish();
+    view = scratch.map(config.outputs[0]);
+    for (std::size_t i : holes) view->map_over(at[i], *pieces[i].input);
   }
-  formats::CcobHeader h = ccob_header_for(config, total, compressed_size, md5.truncated());
+  compress::CcobOptions ccob;
+  ccob.params = config.compression;
+  ccob.version = config.ccob_version;
+  const formats::CcobHeader h =
+      compress::compress_ccob(view ? view->bytes() : Bytes(plain), ccob, config.outputs[0], sink,
+                              [&](std::uint64_t n) {
+                                if (view) view->release(0, n);
+                              });
   if (direct) {
     out.write_at(0, formats::write_ccob_header(h));
   } else {

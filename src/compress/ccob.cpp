@@ -24,7 +24,9 @@ namespace {
 constexpr std::uint64_t kAhead = 32u << 20;
 
 constexpr int kMaxWindowLog = 31;        // ZSTD_WINDOWLOG_MAX on 64-bit hosts
-constexpr std::uint64_t kPiece = 64u << 20;  // input handed over (and released) at a time
+// Input handed to the compressor (and released behind it) at a time: what
+// stays in memory is zstd's window and this much.
+constexpr std::uint64_t kPiece = 8u << 20;
 constexpr int kLdmDefaultWindowLog = 27;  // zstd's ZSTD_LDM_DEFAULT_WINDOW_LOG
 
 int ceil_log2(std::uint64_t v) {
@@ -33,106 +35,116 @@ int ceil_log2(std::uint64_t v) {
   return log;
 }
 
-// The truncated MD5 of `data`, computed on another thread while `work` runs on
-// this one (the hash of a large bundle costs about as much as compressing it).
-// `work` is given the number of leading bytes hashed so far.
-template <typename Work>
-std::uint64_t md5_beside(Bytes data, Work&& work) {
-  std::uint64_t hash = 0;
-  std::atomic<std::uint64_t> hashed{0};
-  std::exception_ptr hash_error;
-  std::thread hasher([&] {
-    try {
-      Md5 md5;
-      for (std::uint64_t off = 0; off < data.size(); off += kPiece) {
-        std::uint64_t n = std::min<std::uint64_t>(kPiece, data.size() - off);
-        md5.update(data.subspan(off, n));
-        hashed.store(off + n, std::memory_order_release);
-      }
-      hash = md5.truncated();
-    } catch (...) {
-      hash_error = std::current_exception();
-    }
-  });
-  try {
-    work(hashed);
-  } catch (...) {
-    hasher.join();
-    throw;
-  }
-  hasher.join();
-  if (hash_error) std::rethrow_exception(hash_error);
-  return hash;
-}
-
-// A truncated MD5 computed on its own thread from copies of the pieces handed
-// to update(), so that hashing a decompressed bundle overlaps decompressing
-// and writing it. At most kMaxQueued pieces wait; update() blocks beyond that.
-class Md5Pipeline {
+// A truncated MD5 computed on a thread of its own from the pieces handed to
+// it, in order, while the caller goes on with the same bytes (compressing or
+// decompressing them). add(): the piece itself, which stays readable until
+// finish(); add_copy(): a copy (a decoder's buffer, about to be reused), at
+// most kMaxCopies waiting (add_copy blocks beyond that). With `beside` false
+// each piece is hashed at once on the caller's thread. Destroyed unfinished
+// (an error on the way), the hash stops where it is.
+class Md5Beside {
  public:
-  Md5Pipeline() : worker_([this] { run(); }) {}
-  Md5Pipeline(const Md5Pipeline&) = delete;
-  Md5Pipeline& operator=(const Md5Pipeline&) = delete;
-  ~Md5Pipeline() { stop(); }
+  explicit Md5Beside(bool beside) {
+    if (beside) worker_ = std::thread([this] { run(); });
+  }
+  Md5Beside(const Md5Beside&) = delete;
+  Md5Beside& operator=(const Md5Beside&) = delete;
+  ~Md5Beside() { stop(true); }
 
-  void update(Bytes data) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return queue_.size() < kMaxQueued; });
-    // Buffers are recycled: a fresh large allocation would cost a page fault
-    // per 4 KiB every time.
-    std::vector<std::byte> piece;
-    if (!free_.empty()) {
-      piece = std::move(free_.back());
-      free_.pop_back();
+  void add(Bytes piece) {
+    if (!worker_.joinable()) {
+      md5_.update(piece);
+      hashed_.store(hashed_.load(std::memory_order_relaxed) + piece.size(), std::memory_order_release);
+      return;
     }
-    lock.unlock();
-    piece.assign(data.begin(), data.end());
-    lock.lock();
-    queue_.push_back(std::move(piece));
+    std::lock_guard lock(mutex_);
+    queue_.push_back({piece, {}, false});
     changed_.notify_all();
   }
 
+  void add_copy(Bytes piece) {
+    if (!worker_.joinable()) return add(piece);
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return copies_ < kMaxCopies; });
+    ++copies_;
+    // Buffers are recycled: a fresh large allocation would cost a page fault
+    // per 4 KiB every time.
+    std::vector<std::byte> copy;
+    if (!free_.empty()) {
+      copy = std::move(free_.back());
+      free_.pop_back();
+    }
+    lock.unlock();
+    copy.assign(piece.begin(), piece.end());
+    lock.lock();
+    Bytes view(copy.data(), copy.size());  // moving the vector keeps its storage
+    queue_.push_back({view, std::move(copy), true});
+    changed_.notify_all();
+  }
+
+  // The number of leading bytes hashed so far.
+  std::uint64_t hashed() const { return hashed_.load(std::memory_order_acquire); }
+
   std::uint64_t finish() {
-    stop();
+    stop(false);
     return md5_.truncated();
   }
 
  private:
-  static constexpr std::size_t kMaxQueued = 8;
+  static constexpr std::size_t kMaxCopies = 8;
+  static constexpr std::size_t kStep = 1u << 20;  // hashed() moves on in steps of this
+
+  struct Piece {
+    Bytes bytes;
+    std::vector<std::byte> owned;
+    bool copied = false;
+  };
 
   void run() {
     for (;;) {
-      std::vector<std::byte> piece;
+      Piece p;
       {
         std::unique_lock lock(mutex_);
         changed_.wait(lock, [&] { return !queue_.empty() || closed_; });
-        if (queue_.empty()) return;
-        piece = std::move(queue_.front());
+        if (queue_.empty() || abandoned_) return;
+        p = std::move(queue_.front());
         queue_.pop_front();
+      }
+      for (std::size_t off = 0; off < p.bytes.size(); off += kStep) {
+        if (abandoned_.load(std::memory_order_relaxed)) return;
+        const std::size_t n = std::min(kStep, p.bytes.size() - off);
+        md5_.update(p.bytes.subspan(off, n));
+        hashed_.fetch_add(n, std::memory_order_release);
+      }
+      if (p.copied) {
+        std::lock_guard lock(mutex_);
+        --copies_;
+        free_.push_back(std::move(p.owned));
         changed_.notify_all();
       }
-      md5_.update(piece);
-      std::lock_guard lock(mutex_);
-      free_.push_back(std::move(piece));
     }
   }
 
-  void stop() {
+  void stop(bool abandon) {
     {
       std::lock_guard lock(mutex_);
       closed_ = true;
+      if (abandon) abandoned_ = true;
       changed_.notify_all();
     }
     if (worker_.joinable()) worker_.join();
   }
 
   Md5 md5_;
+  std::atomic<std::uint64_t> hashed_{0};
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::vector<std::byte>> queue_;
+  std::deque<Piece> queue_;
   std::vector<std::vector<std::byte>> free_;
+  std::size_t copies_ = 0;
   bool closed_ = false;
-  std::thread worker_;
+  std::atomic<bool> abandoned_{false};
+  std::thread worker_;  // last: started once everything it uses is there
 };
 
 }  // namespace
@@ -173,54 +185,46 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
     compressed_size += b.size();
     sink(b);
   };
-  std::uint64_t hash = md5_beside(plain, [&](const std::atomic<std::uint64_t>& hashed) {
-    try {
-      if (params.method == Method::Zlib) {
-        // compress2 in one call, as LLVM; the compressed data is held here.
-        counted(compress_all(params, plain));
-        return;
-      }
-      // LLVM's bytes (one ZSTD_compress2 call over the whole bundle) come from a
-      // stable input, read in place; with threads or a window of our own the
-      // bytes are ours anyway and zstd buffers the input. Either way the output
-      // streams, and input the compressor and the hasher are done with is
-      // handed back for release.
-      const bool llvm_bytes = params.threads == 0 && params.window_log == 0;
-      Compressor c(params, plain.size(), counted,
-                   llvm_bytes ? Compressor::Input::Stable : Compressor::Input::Buffered);
-      for (std::uint64_t off = 0; off < plain.size(); off += kPiece) {
-        std::uint64_t n = std::min<std::uint64_t>(kPiece, plain.size() - off);
-        // Where the input is released as it goes, the compressor stays within
-        // kAhead of the hasher: what lies between them stays in memory (zeros
-        // compress five times faster than MD5 reads them: a pruned CCOB's
-        // 1 GiB entry was 600 MB resident).
-        if (consumed)
-          while (off > hashed.load(std::memory_order_acquire) + kAhead)
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-        c.write(plain.subspan(off, n));
-        std::uint64_t behind = llvm_bytes ? (off + n > c.window_size() ? off + n - c.window_size() : 0) : off + n;
-        if (consumed) consumed(std::min(behind, hashed.load(std::memory_order_acquire)));
-      }
-      c.finish();
-      // The hasher may still be behind: what it reads is released as it goes.
+  // LLVM's bytes (one ZSTD_compress2 call over the whole bundle) come from a
+  // stable input, read in place up to a window back; with threads or a window
+  // of our own the bytes are ours anyway and zstd buffers the input, as
+  // deflate does. Either way the output streams, and input the compressor and
+  // the hash are done with is handed back for release.
+  const bool in_place = params.method == Method::Zstd && params.threads == 0 && params.window_log == 0;
+  Md5Beside md5(options.hash_beside);
+  md5.add(plain);
+  try {
+    Compressor c(params, plain.size(), counted, in_place ? Compressor::Input::Stable : Compressor::Input::Buffered);
+    const std::uint64_t window = in_place ? c.window_size() : 0;
+    for (std::uint64_t off = 0; off < plain.size(); off += kPiece) {
+      const std::uint64_t n = std::min<std::uint64_t>(kPiece, plain.size() - off);
+      // Where the input is released as it goes, the compressor stays within
+      // kAhead of the hash: what lies between them stays in memory (zeros
+      // compress five times faster than MD5 reads them: a pruned CCOB's 1 GiB
+      // entry was 600 MB resident).
       if (consumed)
-        for (std::uint64_t h = hashed.load(std::memory_order_acquire); h < plain.size();
-             h = hashed.load(std::memory_order_acquire)) {
-          consumed(h);
-          std::this_thread::sleep_for(std::chrono::microseconds(200));
-        }
-    } catch (const Error& e) {
-      if (!e.file().empty()) throw;  // the sink's own error
-      fail(file, "{}", e.message());
+        while (off > md5.hashed() + kAhead) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      c.write(plain.subspan(off, n));
+      if (consumed) consumed(std::min(off + n > window ? off + n - window : 0, md5.hashed()));
     }
-  });
+    c.finish();
+    // The hash may still be behind: what it reads is released as it goes.
+    if (consumed)
+      for (std::uint64_t h = md5.hashed(); h < plain.size(); h = md5.hashed()) {
+        consumed(h);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+  } catch (const Error& e) {
+    if (!e.file().empty()) throw;  // the sink's own error
+    fail(file, "{}", e.message());
+  }
   formats::CcobHeader h;
   h.version = options.version;
   h.method = params.method;
   h.header_size = formats::ccob_header_size(h.version);
   if (h.version >= 2) h.total_size = h.header_size + compressed_size;  // v1 records none
   h.uncompressed_size = plain.size();
-  h.hash = hash;
+  h.hash = md5.finish();
   if (h.version == 2 && *h.total_size > 0xffffffffu)
     fail(file, "compressed bundle of 0x{:x} bytes exceeds the 4 GiB limit of version 2 (use version 3)",
          *h.total_size);
@@ -266,8 +270,8 @@ DecodedCcob decode_with(Bytes data, const std::string& file, std::uint64_t base,
   d.header = rebase_errors(base, [&] { return formats::read_ccob_header(data, file); });
   Bytes payload = formats::ccob_payload(data, d.header);
   d.compressed_size = payload.size();
-  std::optional<Md5Pipeline> md5;
-  if (hash) md5.emplace();
+  std::optional<Md5Beside> md5;
+  if (hash) md5.emplace(true);
   try {
     decode(d.header, payload, md5 ? &*md5 : nullptr, [&](std::uint64_t n) {
       if (consumed) consumed(d.header.header_size + n);
@@ -285,12 +289,12 @@ DecodedCcob decode_with(Bytes data, const std::string& file, std::uint64_t base,
 
 DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash,
                         const std::function<void(std::uint64_t)>& consumed) {
-  return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Pipeline* md5,
+  return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Beside* md5,
                                                            const std::function<void(std::uint64_t)>& used) {
     decompress_stream(
         h.method, payload, h.uncompressed_size,
         [&](Bytes b) {
-          if (md5) md5->update(b);
+          if (md5) md5->add_copy(b);
           sink(b);
         },
         used);
@@ -299,12 +303,12 @@ DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base,
 
 DecodedCcob decode_ccob_to(OutputFile& target, Bytes data, const std::string& file, std::uint64_t base, bool hash,
                            const std::function<void(std::uint64_t)>& consumed) {
-  return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Pipeline* md5,
+  return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Beside* md5,
                                                            const std::function<void(std::uint64_t)>& used) {
     decompress_to(
         target, h.method, payload, h.uncompressed_size,
         [&](Bytes b) {
-          if (md5) md5->update(b);
+          if (md5) md5->add_copy(b);
         },
         used);
   });

@@ -19,6 +19,10 @@ struct CcobOptions {
   Params params;              // method, level, long distance, threads, window_log (0 = the library's)
   std::uint16_t version = 2;  // 2 (LLVM 19's) or 3; 1 (LLVM 18's) to keep an input's version
   bool auto_window = false;   // zstd: a window covering the largest entry (auto_window_log)
+  // The header's hash (MD5 of the whole bundle, about a third of what zstd
+  // level 3 costs) on a second thread, beside the compressor; false: on the
+  // calling thread, before compressing. The bytes are the same either way.
+  bool hash_beside = true;
 };
 
 // The zstd window log that lets long-distance matching reach from each entry
@@ -36,9 +40,12 @@ int auto_window_log(Bytes bundle, const Params& params);
 std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const std::string& file);
 
 // The same, handing the compressed data (without the header) to `sink` as it
-// comes (zstd; zlib at once) and returning the header, which goes in front of
-// it. `consumed(n)`: the first n bytes of `plain` are no longer read, so a
-// mapped input may drop them from memory.
+// comes and returning the header, which goes in front of it (it holds the
+// data's size and the hash, computed meanwhile: CcobOptions::hash_beside).
+// `consumed(n)`: the first n bytes of `plain` are no longer read (by zstd,
+// which reads LLVM's bytes in place up to a window back, nor the hash), so a
+// mapped input may drop them from memory. The one path of `offloadtool
+// compress`, `clang-offload-bundler -compress` and `bundle --compress`.
 formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
                                   const Sink& sink, const std::function<void(std::uint64_t)>& consumed = {});
 

@@ -133,4 +133,12 @@ void InputFile::release(std::uint64_t off, std::uint64_t len) const {
   if (mapped_) release_pages(data_, size_, off, len);
 }
 
+void InputFile::map_over(std::uint64_t off, const InputFile& part) {
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  if (!mappable() || !part.mappable() || off % page != 0 || range_exceeds(off, part.size_, size_))
+    throw std::logic_error("InputFile::map_over: not a mapped file over a page of this mapping");
+  void* p = mmap(const_cast<std::byte*>(data_) + off, part.size_, PROT_READ, MAP_PRIVATE | MAP_FIXED, part.fd_, 0);
+  if (p == MAP_FAILED) fail(part.path_, "cannot map: {}", errno_text(errno));
+}
+
 }  // namespace ot

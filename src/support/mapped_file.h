@@ -41,6 +41,15 @@ class InputFile {
   // so streaming a large input keeps the resident set flat.
   void release(std::uint64_t off, std::uint64_t len) const;
 
+  // Whether map_over() takes this file: a mapped regular file.
+  bool mappable() const { return mapped_ && fd_ >= 0; }
+  // Map the file `part` (mappable) over [off, off + part.size()) of this
+  // mapping (`off` a multiple of the page size, the range inside it): read
+  // there, it is `part`'s bytes, then zeros to the end of that page, none of
+  // them copied, and release() drops its pages like this file's own. For a
+  // file laid out with holes where other files go (a bundle in a scratch file).
+  void map_over(std::uint64_t off, const InputFile& part);
+
  private:
   InputFile() = default;
   std::string path_;

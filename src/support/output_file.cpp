@@ -171,6 +171,13 @@ void OutputFile::resize(std::uint64_t size) {
   if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) fail_io(errno);
 }
 
+void OutputFile::skip(std::uint64_t n) {
+  if (!seekable_) throw std::logic_error("OutputFile::skip on a stream");
+  flush();
+  if (::lseek(fd_, static_cast<off_t>(written_ + n), SEEK_SET) < 0) fail_io(errno);
+  written_ += n;
+}
+
 std::shared_ptr<InputFile> OutputFile::map(std::string name) {
   if (!seekable_) throw std::logic_error("OutputFile::map on a stream");
   flush();

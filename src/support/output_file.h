@@ -82,6 +82,9 @@ class OutputFile {
   void write_at(std::uint64_t off, Bytes data);
   // Size the file to `size` bytes (a hole: zeros) without moving the write position.
   void resize(std::uint64_t size);
+  // Move the write position `n` bytes on without writing them: what the file
+  // holds there stays (a hole reads as zeros).
+  void skip(std::uint64_t n);
   // The file as written so far (flushed), mapped read-only and shown as `name`
   // in errors; the mapping sees later writes to the pages it covers.
   std::shared_ptr<InputFile> map(std::string name);

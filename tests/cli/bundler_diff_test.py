@@ -890,11 +890,13 @@ def compression_cases():
                    ['-type=bc', '-list', '-verbose', '-input=x']], {'x': b'z' * size})
 
 
-def large_compression_case(name, sizes_mib):
+def large_compression_case(name, sizes_mib, align=4096):
     """A compressed bundle over offloadtool's in-memory limit (64 MiB), which it
-    compresses from a scratch file as it fills: LLVM compresses the whole bundle
-    in one call; the bytes must still be the same. Files stay on disk (hard
-    links, no copies in memory). `sizes_mib`: the images' sizes in MiB (floats)."""
+    lays out in a scratch file (inputs starting on a page mapped into it, the
+    others copied) and compresses from its mapping: LLVM compresses the whole
+    bundle in one call; the bytes must still be the same. Files stay on disk
+    (hard links, no copies in memory). `sizes_mib`: the images' sizes in MiB
+    (floats); `align`: -bundle-align."""
     if not selected(name):
         return
     count = len(sizes_mib)
@@ -915,7 +917,7 @@ def large_compression_case(name, sizes_mib):
                     prev = fresh[:quarter]
                 f.write(rng.randbytes(int((size - int(size)) * (1 << 20))))
         targets = '-targets=' + ','.join([HOST] + ['hip-amdgcn-amd-amdhsa--gfx%s' % a for a in ('906', '908', '90a', '1030')][:count])
-        argv = ['-type=o', '-bundle-align=4096', '-compress', targets, '-input=/dev/null'] + \
+        argv = ['-type=o', '-bundle-align=%d' % align, '-compress', targets, '-input=/dev/null'] + \
             ['-input=img%d' % i for i in range(count)] + ['-output=fat']
         works, results = [], []
         for side in (LLVM, OURS):
@@ -1506,6 +1508,9 @@ def cases(root):
     large_compression_case('compress 4 x 40 MiB, larger than the LDM window', [40] * 4)
     # header page + image = exactly 80 MiB: the input ends on a zstd block border
     large_compression_case('compress 80 MiB, a whole number of zstd blocks', [80 - 4096 / (1 << 20)])
+    # images ending inside a page (zero padding after them) and, unaligned, copied
+    large_compression_case('compress 3 images of odd sizes, on pages', [30.3, 20.7, 17.1])
+    large_compression_case('compress 3 images of odd sizes, unaligned', [30.3, 20.7, 17.1], align=1)
     object_cases()
     malformed_cases()
     if R22:

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "support/output_file.h"
 #include "formats/bundle_binary.h"
 #include "support/bytes.h"
+#include "support/md5.h"
 
 using namespace ot;
 using ot::test::golden;
@@ -212,4 +214,84 @@ TEST_CASE("make_ccob: version 2 limits and unknown versions") {
   o.version = 4;
   auto plain = golden("19-hip2.bc");
   CHECK(error_of([&] { compress::make_ccob(plain, o, "b"); }) == "b: cannot write compressed bundle version 4 (1, 2 or 3)");
+}
+
+namespace {
+
+std::uint64_t md5_of(Bytes b) {
+  Md5 md5;
+  md5.update(b);
+  return md5.truncated();
+}
+
+}  // namespace
+
+TEST_CASE("make_ccob: the same bytes whether the hash runs beside the compressor or not, LLVM's one-call bytes") {
+  auto bundle = make_bundle({noise((3u << 20) + 123, 1), noise(2u << 20, 2)});
+  const std::uint64_t hash = md5_of(bundle);
+  struct Case {
+    const char* name;
+    compress::Method method;
+    int threads;
+  };
+  for (const Case& c : {Case{"zstd, LLVM's bytes", compress::Method::Zstd, 0},
+                        Case{"zstd, 2 threads", compress::Method::Zstd, 2},
+                        Case{"zlib", compress::Method::Zlib, 0}}) {
+    if (c.threads > compress::max_threads()) continue;  // a libzstd without worker threads
+    CAPTURE(c.name);
+    compress::CcobOptions o;
+    o.params.method = c.method;
+    o.params.level = compress::default_level(c.method);
+    o.params.threads = c.threads;
+    const std::vector<std::byte> beside = compress::make_ccob(bundle, o, "b");
+    o.hash_beside = false;
+    CHECK(compress::make_ccob(bundle, o, "b") == beside);
+    CHECK(load_le<std::uint64_t>(beside.data() + 16) == hash);
+    if (c.threads == 0) {  // LLVM's bytes: one ZSTD_compress2 / compress2 call (zlib: deflate streamed)
+      auto one_call = compress::compress_all(o.params, bundle);
+      CHECK(std::equal(beside.begin() + 24, beside.end(), one_call.begin(), one_call.end()));
+    }
+  }
+}
+
+TEST_CASE("compress_ccob over many pieces of a mapping dropped behind it: the hash of every byte, beside or not") {
+  // 70 MiB in a scratch file: 1 MiB of noise, each 64 KiB of every copy
+  // stamped with its offset (fast to compress, yet no two MiB alike).
+  constexpr std::size_t kMiB = 1u << 20, kSize = 70 * kMiB;
+  std::vector<std::byte> piece = noise(kMiB, 5);
+  OutputFile f = OutputFile::scratch("");
+  for (std::size_t off = 0; off < kSize; off += kMiB) {
+    for (std::size_t at = 0; at < kMiB; at += 64u << 10) store_le<std::uint64_t>(piece.data() + at, off + at);
+    f.write(Bytes(piece));
+  }
+  std::shared_ptr<InputFile> in = f.map("big");
+  Bytes plain = in->bytes();
+  REQUIRE(plain.size() == kSize);
+  const std::uint64_t hash = md5_of(plain);
+  std::vector<std::vector<std::byte>> outs;
+  for (bool beside : {true, false}) {
+    CAPTURE(beside);
+    compress::CcobOptions o;
+    o.hash_beside = beside;
+    std::vector<std::byte> data;
+    std::uint64_t consumed = 0;
+    int calls = 0;
+    formats::CcobHeader h = compress::compress_ccob(
+        plain, o, "big", [&](Bytes b) { data.insert(data.end(), b.begin(), b.end()); },
+        [&](std::uint64_t n) {
+          CHECK(n >= consumed);
+          consumed = n;
+          ++calls;
+          in->release(0, kSize);  // all of it, the hash likely behind: read back from the file
+        });
+    CHECK(calls > 1);
+    CHECK(h.hash == hash);
+    CHECK(h.uncompressed_size == kSize);
+    outs.push_back(formats::write_ccob_header(h));
+    outs.back().insert(outs.back().end(), data.begin(), data.end());
+  }
+  CHECK(outs[0] == outs[1]);
+  compress::DecodedCcob d;
+  CHECK(decode_all(outs[0], &d).size() == kSize);
+  CHECK(d.hash_matches());
 }

@@ -200,3 +200,38 @@ TEST_CASE("InputFile::read_at reads the file, not its mapping, and names the off
   memory->read_at(1, b, 2);
   CHECK((b[0] == std::byte{2} && b[1] == std::byte{3}));
 }
+
+TEST_CASE("skip and map_over: a scratch file with holes where other files are mapped in reads as their layout") {
+  Folder f;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::string a(3 * page + 100, 'a'), b(page, 'b');
+  for (std::size_t i = 0; i < a.size(); i += 7) a[i] = static_cast<char>('A' + i % 26);
+  put(f / "a", a);
+  put(f / "b", b);
+  auto in_a = InputFile::open(f / "a"), in_b = InputFile::open(f / "b");
+  auto memory = InputFile::from_memory("mem", {std::byte{1}});
+  CHECK(in_a->mappable());
+  CHECK(!memory->mappable());
+  // "head" | a (hole) | zeros to the next page | b (hole) | "tail"
+  OutputFile s = OutputFile::scratch(f / "x");
+  const std::size_t at_a = page, at_b = page + align_to(a.size(), page), total = at_b + b.size() + 4;
+  s.resize(total);
+  s.write(std::string_view("head"));
+  s.skip(at_a - 4);
+  s.skip(a.size());
+  s.skip(at_b - at_a - a.size());
+  s.skip(b.size());
+  s.write(std::string_view("tail"));
+  CHECK(s.written() == total);
+  auto view = s.map("scratch");
+  view->map_over(at_a, *in_a);
+  view->map_over(at_b, *in_b);
+  std::string expected = "head" + std::string(at_a - 4, '\0') + a + std::string(at_b - at_a - a.size(), '\0') + b + "tail";
+  auto text = [&] { return std::string(reinterpret_cast<const char*>(view->bytes().data()), view->size()); };
+  CHECK(text() == expected);
+  view->release(0, total);  // dropped, then read back from the files
+  CHECK(text() == expected);
+  CHECK_THROWS_AS(view->map_over(at_a + 1, *in_a), std::logic_error);     // not on a page
+  CHECK_THROWS_AS(view->map_over(at_b, *in_a), std::logic_error);         // past the end
+  CHECK_THROWS_AS(view->map_over(at_a, *memory), std::logic_error);       // not a mapped file
+}
