@@ -20,8 +20,6 @@
 namespace ot::compress {
 namespace {
 
-// How far the compressor may run ahead of the hasher where the input is released as it goes.
-constexpr std::uint64_t kAhead = 32u << 20;
 
 constexpr int kMaxWindowLog = 31;        // ZSTD_WINDOWLOG_MAX on 64-bit hosts
 // Input handed to the compressor (and released behind it) at a time: what
@@ -85,6 +83,13 @@ class Md5Beside {
   // The number of leading bytes hashed so far.
   std::uint64_t hashed() const { return hashed_.load(std::memory_order_acquire); }
 
+  // Wait until the first n bytes handed over are hashed.
+  void wait_hashed(std::uint64_t n) {
+    if (!worker_.joinable()) return;
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return hashed() >= n || abandoned_; });
+  }
+
   std::uint64_t finish() {
     stop(false);
     return md5_.truncated();
@@ -114,7 +119,11 @@ class Md5Beside {
         if (abandoned_.load(std::memory_order_relaxed)) return;
         const std::size_t n = std::min(kStep, p.bytes.size() - off);
         md5_.update(p.bytes.subspan(off, n));
-        hashed_.fetch_add(n, std::memory_order_release);
+        {
+          std::lock_guard lock(mutex_);  // wait_hashed() checks and sleeps under it
+          hashed_.fetch_add(n, std::memory_order_release);
+        }
+        changed_.notify_all();
       }
       if (p.copied) {
         std::lock_guard lock(mutex_);
@@ -190,22 +199,23 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
   // of our own the bytes are ours anyway and zstd buffers the input, as
   // deflate does. Either way the output streams, and input the compressor and
   // the hash are done with is handed back for release.
+  // The hash gets each piece as the compressor does: running ahead of it (MD5
+  // is faster than zstd on most data) it would bring the whole input into
+  // memory. Where it is the slower one, the compressor waits for it once it
+  // is more than a window and a piece behind, so that what it has yet to read
+  // stays bounded too.
   const bool in_place = params.method == Method::Zstd && params.threads == 0 && params.window_log == 0;
   Md5Beside md5(options.hash_beside);
-  md5.add(plain);
   try {
     Compressor c(params, plain.size(), counted, in_place ? Compressor::Input::Stable : Compressor::Input::Buffered);
-    const std::uint64_t window = in_place ? c.window_size() : 0;
+    const std::uint64_t keep = in_place ? c.window_size() : 0;  // read again by zstd
     for (std::uint64_t off = 0; off < plain.size(); off += kPiece) {
-      const std::uint64_t n = std::min<std::uint64_t>(kPiece, plain.size() - off);
-      // Where the input is released as it goes, the compressor stays within
-      // kAhead of the hash: what lies between them stays in memory (zeros
-      // compress five times faster than MD5 reads them: a pruned CCOB's 1 GiB
-      // entry was 600 MB resident).
-      if (consumed)
-        while (off > md5.hashed() + kAhead) std::this_thread::sleep_for(std::chrono::microseconds(200));
-      c.write(plain.subspan(off, n));
-      if (consumed) consumed(std::min(off + n > window ? off + n - window : 0, md5.hashed()));
+      md5.wait_hashed(off > keep + kPiece ? off - keep - kPiece : 0);
+      const Bytes piece = plain.subspan(off, std::min<std::uint64_t>(kPiece, plain.size() - off));
+      md5.add(piece);
+      c.write(piece);
+      const std::uint64_t end = off + piece.size();
+      if (consumed) consumed(std::min(end > keep ? end - keep : 0, md5.hashed()));
     }
     c.finish();
     // The hash may still be behind: what it reads is released as it goes.
