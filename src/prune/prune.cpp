@@ -76,36 +76,48 @@ void emit(const std::vector<Piece>& pieces, const compress::Sink& sink) {
   }
 }
 
-Report prune_binary(Bytes data, const Selection& selection, const std::string& file, std::vector<Piece>& out) {
-  Report r{"binary bundle", {}, data.size(), 0};
-  std::vector<formats::BundleEntry> entries = formats::read_binary_bundle(data, file);
+// A binary bundle of `size` bytes holding `entries`, pruned: its report, the
+// entries that stay and where they go. What prune_binary and a CCOB's
+// streaming prune share.
+struct BinaryPlan {
+  Report report;
+  std::vector<formats::BundleEntry> kept;
+  formats::BinaryBundleLayout layout;
+};
+
+BinaryPlan plan_binary(const std::vector<formats::BundleEntry>& entries, std::uint64_t size, const Selection& selection,
+                       const std::string& file) {
+  BinaryPlan p{Report{"binary bundle", {}, size, 0}, {}, {}};
   std::uint64_t end = formats::layout_binary_bundle({}, {}, 1).header.size();
   for (const formats::BundleEntry& e : entries) end = std::max({end, e.offset + e.size, e.offset});
-  if (end < data.size())
+  if (end < size)
     fail_at({file, end}, "0x{:x} bytes follow the bundle (several bundles one after another are not pruned yet)",
-            data.size() - end);
+            size - end);
   std::vector<std::string> ids;
   std::vector<std::uint64_t> sizes;
-  std::vector<Bytes> payloads;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const formats::BundleEntry& e = entries[i];
-    bool kept = stays(selection, e.id, {file, e.offset});
-    r.entries.push_back({e.id, e.size, kept});
+  for (const formats::BundleEntry& e : entries) {
+    const bool kept = stays(selection, e.id, {file, e.offset});
+    p.report.entries.push_back({e.id, e.size, kept});
     if (!kept) continue;
     ids.push_back(e.id);
     sizes.push_back(e.size);
-    payloads.push_back(data.subspan(e.offset, e.size));
+    p.kept.push_back(e);
   }
-  check_not_empty(selection, r, file);
-  formats::BinaryBundleLayout layout = formats::layout_binary_bundle(ids, sizes, bundle_alignment(entries));
-  std::uint64_t at = layout.header.size();
-  out.push_back({std::move(layout.header), {}, 0});
-  for (std::size_t i = 0; i < payloads.size(); ++i) {
-    out.push_back({{}, payloads[i], layout.offsets[i] - at});
-    at = layout.offsets[i] + sizes[i];
+  check_not_empty(selection, p.report, file);
+  p.layout = formats::layout_binary_bundle(ids, sizes, bundle_alignment(entries));
+  p.report.size_after = p.layout.total_size;
+  return p;
+}
+
+Report prune_binary(Bytes data, const Selection& selection, const std::string& file, std::vector<Piece>& out) {
+  BinaryPlan p = plan_binary(formats::read_binary_bundle(data, file), data.size(), selection, file);
+  std::uint64_t at = p.layout.header.size();
+  out.push_back({std::move(p.layout.header), {}, 0});
+  for (std::size_t i = 0; i < p.kept.size(); ++i) {
+    out.push_back({{}, data.subspan(p.kept[i].offset, p.kept[i].size), p.layout.offsets[i] - at});
+    at = p.layout.offsets[i] + p.kept[i].size;
   }
-  r.size_after = layout.total_size;
-  return r;
+  return std::move(p.report);
 }
 
 // A text bundle keeps every byte but the dropped entries: each from its start
@@ -176,22 +188,10 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
                                           std::max<std::uint64_t>({off + len, 2 * table.size(), 64 << 10}));
       std::memcpy(to, table.data() + off, len);
     });
-    std::vector<formats::BundleEntry> entries = formats::read_binary_bundle(decoded, inner);
-    std::vector<formats::BundleEntry> kept;
-    r = Report{"binary bundle", {}, h.uncompressed_size, 0};
-    for (const formats::BundleEntry& e : entries) {
-      const bool stay = stays(selection, e.id, {inner, e.offset});
-      r.entries.push_back({e.id, e.size, stay});
-      if (stay) kept.push_back(e);
-    }
-    check_not_empty(selection, r, file);
-    std::vector<std::string> ids;
-    std::vector<std::uint64_t> sizes;
-    for (const formats::BundleEntry& e : kept) {
-      ids.push_back(e.id);
-      sizes.push_back(e.size);
-    }
-    formats::BinaryBundleLayout layout = formats::layout_binary_bundle(ids, sizes, bundle_alignment(entries));
+    BinaryPlan p = plan_binary(formats::read_binary_bundle(decoded, inner), h.uncompressed_size, selection, inner);
+    const std::vector<formats::BundleEntry>& kept = p.kept;
+    const formats::BinaryBundleLayout& layout = p.layout;
+    r = std::move(p.report);
     // The kept payloads in the order the decoder meets them, each with where it goes.
     std::vector<std::size_t> order(kept.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -211,7 +211,6 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
       at += b.size();
     }, true);
     if (!d.hash_matches()) throw compress::hash_mismatch_error(d, file, 0);
-    r.size_after = layout.total_size;
     scratch = out.map(inner);
   } else {
     compress::DecodedCcob d = compress::decode_ccob(

@@ -70,7 +70,7 @@ def cases(root):
                   'rc=%s, %d KiB (budget %d KiB)' % (rc, kib, budget))
 
 
-def bundle_ccob(big):
+def bundle_ccob(big, trailing=b''):
     """A CCOB (v2, zstd) of a binary bundle holding a host entry, a 4 KiB gfx90a
     entry and `big` zero bytes for gfx906, written from the formats: the table
     and the small entry as raw zstd blocks, the zeros as RLE blocks; the hash
@@ -85,19 +85,22 @@ def bundle_ccob(big):
     for i, o, n in zip(ids, offsets, sizes):
         table += struct.pack('<QQQ', o, n, len(i)) + i
     head = table + bytes(4096 - len(table)) + small  # up to the gfx906 payload at 8192
-    total = len(head) + big
+    total = len(head) + big + len(trailing)
     frame = struct.pack('<I', 0xFD2FB528) + bytes([0xC0, (27 - 10) << 3]) + struct.pack('<Q', total)
     frame += struct.pack('<I', (0 << 1) | (len(head) << 3))[:3] + head
     left = big
     while left:
         n = min(1 << 17, left)
         left -= n
-        frame += struct.pack('<I', (left == 0) | (1 << 1) | (n << 3))[:3] + b'\0'
+        frame += struct.pack('<I', (left == 0 and not trailing) | (1 << 1) | (n << 3))[:3] + b'\0'
+    if trailing:
+        frame += struct.pack('<I', 1 | (len(trailing) << 3))[:3] + trailing
     md5 = hashlib.md5(head)
     chunk = bytes(16 << 20)
     for _ in range(big // len(chunk)):
         md5.update(chunk)
     md5.update(bytes(big % len(chunk)))
+    md5.update(trailing)
     hash_ = int.from_bytes(md5.digest()[:8], 'little')
     return b'CCOB' + struct.pack('<HHIIQ', 2, 1, 24 + len(frame), total, hash_) + frame
 
@@ -139,7 +142,27 @@ def prune_cases(root):
         check(what + ': smaller than the input', os.path.getsize(d.path('out.ccob')) < len(data) + 64)
 
 
+def refused_cases(root):
+    """What the decompressed bundle's own checks refuse, with its name: bytes
+    after the bundle's last entry, and nothing kept (both were lost for a
+    moment when a CCOB's binary bundle came to be pruned as it is decoded)."""
+    for name, data, argv, what in (
+            ('junk.ccob', bundle_ccob(4096, b'J' * 16), ['--keep', 'gfx90a'],
+             '0x10 bytes follow the bundle (several bundles one after another are not pruned yet), at offset '
+             '0x%x' % (8192 + 4096)),
+            ('none.ccob', bundle_ccob(4096), ['--keep', 'gfx1100'],
+             'no device entry of the binary bundle would stay (--allow-empty writes it without any)')):
+        d = harness.Folder(root, files={name: data})
+        r = harness.run([OT, 'prune'] + argv + [name, '-o', 'out.ccob'], cwd=d.dir, env={'TMPDIR': d.dir})
+        want = 'offloadtool prune: error: %s (decompressed): %s\n' % (name, what)
+        check('prune %s of a CCOB: refused, naming the decompressed bundle' % ' '.join(argv),
+              r.returncode == 1 and r.stderr.decode() == want, r.stderr.decode('utf-8', 'replace'))
+        check('prune %s of a CCOB: no output or scratch file left' % ' '.join(argv), d.names() == [name],
+              str(d.names()))
+
+
 def all_cases(root):
+    refused_cases(root)
     cases(root)
     prune_cases(root)
 
