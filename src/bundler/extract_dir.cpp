@@ -11,6 +11,7 @@
 #include <optional>
 #include <tuple>
 
+#include "archive/ar_reader.h"
 #include "bundler/archive_unbundle.h"
 #include "bundler/bundle_input.h"
 #include "contents/walker.h"
@@ -149,7 +150,7 @@ class Extractor : public contents::Visitor {
   Extractor(const Config& config, const InputFile& in, const std::vector<BundleId>& requested, Staging& staging,
             std::string prefix, const contents::Limits& limits)
       : config_(config), in_(in), requested_(requested), found_(requested.size(), false), staging_(staging),
-        prefix_(std::move(prefix)), limits_(limits) {}
+        prefix_(std::move(prefix)), limits_(limits), input_is_ar_(is_ar(in)) {}
 
   void container(const contents::Container& c) override {
     // The bundle reader refuses such a bundle: its entries cannot be told apart.
@@ -270,6 +271,14 @@ class Extractor : public contents::Visitor {
     written_.push_back({c.innermost_member(), e.id, prefix_ + name});
   }
 
+  // Whether `in` starts with an ar archive's magic (read once, not per entry).
+  static bool is_ar(const InputFile& in) {
+    std::array<std::byte, 8> magic{};
+    if (in.size() < magic.size()) return false;
+    in.read_at(0, magic.data(), magic.size());
+    return archive::is_archive(Bytes(magic)) || archive::is_thin_archive(Bytes(magic));
+  }
+
   // Where a fatbin entry lies, for fatbin_entry's names and numbers.
   struct FatbinPlace {
     std::string base;    // the file or member naming it ("lib.a", "libk.so.1", "k.o")
@@ -286,12 +295,8 @@ class Extractor : public contents::Visitor {
       if (c.chain[i].text.starts_with("section ")) section = i;
     }
     // A direct member of an ar archive named on the command line.
-    std::array<std::byte, 8> magic{};
-    if (members == 1 && c.chain.size() > 1 && c.chain[1].member && in_.size() >= magic.size())
-      in_.read_at(0, magic.data(), magic.size());
-    const std::string_view m(reinterpret_cast<const char*>(magic.data()), magic.size());
-    p.base = m == "!<arch>\n" || m == "!<thin>\n" ? extract_base_name(contents::Container{}, in_.path())
-                                                   : extract_base_name(c, in_.path());
+    const bool archive_member = members == 1 && c.chain.size() > 1 && c.chain[1].member && input_is_ar_;
+    p.base = archive_member ? extract_base_name(contents::Container{}, in_.path()) : extract_base_name(c, in_.path());
     for (std::size_t i = 0; i < section && i < c.chain.size(); ++i) {
       p.object += c.chain[i].text;
       p.object += '\0';
@@ -384,6 +389,7 @@ class Extractor : public contents::Visitor {
   Staging& staging_;
   std::string prefix_;
   const contents::Limits& limits_;  // the walk's, for fatbin_entry's second walk
+  bool input_is_ar_;                // the input is an ar archive: its members' fatbin entries are named after it
   std::set<std::string> taken_;
   std::vector<ExtractedFile> written_;
   // fatbin_entry's: cubins, PTX and others per base name, the objects whose

@@ -459,7 +459,7 @@ class Walker {
           fail_at({s.errname, sec.offset}, "section {} holds no offload bundle", sec.name);
       } else if (sec.name == ".llvm.offloading") {
         offload_binaries(s, bytes, sec.offset, with(s.chain, "section " + sec.name));
-      } else if (is_fatbin_section(sec.name)) {
+      } else if (formats::is_fatbin_section(sec.name)) {
         if (bytes.empty()) continue;
         if (!holds_fatbin(bytes, sec.offset, s.backing))
           fail_at({s.errname, sec.offset}, "section {} holds no NVIDIA fatbin", sec.name);
@@ -549,11 +549,6 @@ class Walker {
     }
   }
 
-  static bool is_fatbin_section(std::string_view name) {
-    // COFF names are 8 bytes unless long: ".nv_fatb" is nvcc's on Windows.
-    return name == ".nv_fatbin" || name == "__nv_relfatbin" || name == ".nv_fatb";
-  }
-
   std::string file_;
   Visitor& v_;
   bool headers_;  // v_.wants_code_object_headers()
@@ -605,11 +600,6 @@ std::string Container::innermost_member() const {
   for (auto l = chain.rbegin(); l != chain.rend(); ++l)
     if (l->member) return l->text;
   return {};
-}
-
-std::vector<std::byte> entry_image(const Entry& e, const std::string& name, std::uint64_t limit) {
-  if (!e.fatbin) return std::vector<std::byte>(e.bytes.begin(), e.bytes.end());
-  return formats::fatbin_image(*e.fatbin, e.bytes, limit, name, e.offset.value_or(e.local_offset));
 }
 
 std::string location(const Container& c, const Entry& e) { return fmt::format("{}, entry {}", c.name(), e.index); }

@@ -101,16 +101,12 @@ struct Entry {
   // the file out among its entries; 0 when not compressed.
   std::uint64_t ccob_size = 0;
   Bytes bytes;  // the payload as stored (a compressed fatbin entry: compressed); valid only during the visit
-  // An NVIDIA fatbin's entry: its header (kind, arch, compression; image()
-  // decompresses); null for every other entry. Valid only during the visit.
+  // An NVIDIA fatbin's entry: its header (kind, arch, compression;
+  // formats::fatbin_image_into decodes it); null for every other entry. Valid only during the visit.
   const formats::FatbinEntry* fatbin = nullptr;
   // "cubin", "ptx" (fatbin entries), "" for the others.
   std::string kind;
 };
-
-// The image a fatbin entry holds, decompressed (at most `limit` bytes), or the
-// entry's bytes for every other entry. `name` names it in errors.
-std::vector<std::byte> entry_image(const Entry& e, const std::string& name, std::uint64_t limit = 4ull << 30);
 
 struct Limits {
   unsigned max_depth = 16;                     // containers inside containers

@@ -92,6 +92,10 @@ FatbinEntry read_entry(const ByteSource& src, std::uint64_t off, std::uint64_t e
 
 }  // namespace
 
+bool is_fatbin_section(std::string_view name) {
+  return name == ".nv_fatbin" || name == "__nv_relfatbin" || name == ".nv_fatb";
+}
+
 bool has_fatbin_magic(Bytes data) { return data.size() >= 4 && load_le<std::uint32_t>(data.data()) == kFatbinMagic; }
 
 FatbinCompression FatbinEntry::compression() const {

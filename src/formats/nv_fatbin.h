@@ -31,6 +31,7 @@
 #include <span>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/bytes.h"
@@ -53,6 +54,10 @@ inline constexpr std::uint64_t kFatbinFlagLz4 = 0x2000, kFatbinFlagZstd = 0x8000
 inline constexpr std::uint64_t kFatbinFlagArchSpecific = 0x100000, kFatbinFlagFamily = 0x200000;
 
 bool has_fatbin_magic(Bytes data);
+// The sections fatbins live in: .nv_fatbin (linked device code),
+// __nv_relfatbin (relocatable device code, -rdc), and COFF's 8-byte ".nv_fatb"
+// (nvcc's on Windows).
+bool is_fatbin_section(std::string_view name);
 
 struct FatbinEntry {
   std::uint64_t offset = 0;  // of the entry header, from the start of the data given to the reader

@@ -254,7 +254,7 @@ class LinkedPruner {
       if (n == ".hipFatBinSegment" || n == ".nvFatBinSegment") wrapper_sections_.push_back(i);
       if (n.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
         fail_at({file_, elf_.header_offset(i)}, "section {} of a linked file is not pruned", n);
-      const bool cuda = n == ".nv_fatbin" || n == "__nv_relfatbin";
+      const bool cuda = formats::is_fatbin_section(n);
       if (n != ".hip_fatbin" && n != ".llvm.offloading" && !cuda) continue;
       if (section_ && n == name_)
         fail_at({file_, elf_.header_offset(i)}, "the file holds two {} sections: not pruned", n);

@@ -52,12 +52,6 @@ struct SectionView {
   std::uint32_t type;       // ELF sh_type; 0 for COFF
 };
 
-// NVIDIA's fatbin sections: .nv_fatbin (linked device code), __nv_relfatbin
-// (relocatable device code, -rdc), and COFF's 8-byte ".nv_fatb".
-bool is_fatbin_section(std::string_view name) {
-  return name == ".nv_fatbin" || name == "__nv_relfatbin" || name == ".nv_fatb";
-}
-
 std::uint64_t power_of_two_or_1(std::uint64_t a) { return std::has_single_bit(a) && a <= 0x10000 ? a : 1; }
 
 std::vector<SectionView> elf_sections(Bytes obj, const std::string& file, std::uint16_t& e_type) {
@@ -117,10 +111,10 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
     // An empty section holds no container: with nothing else, prune_object
     // says there is nothing to prune (an archive member is then not an object
     // holding device code).
-    if (data.empty() && (name == ".hip_fatbin" || is_fatbin_section(name) || name == ".llvm.offloading" ||
+    if (data.empty() && (name == ".hip_fatbin" || formats::is_fatbin_section(name) || name == ".llvm.offloading" ||
                          v.type == object::elf::SHT_LLVM_OFFLOADING))
       continue;
-    const bool hip = name == ".hip_fatbin", nv = is_fatbin_section(name);
+    const bool hip = name == ".hip_fatbin", nv = formats::is_fatbin_section(name);
     if (hip || nv) {
       found = true;
       // The items one after another: bundles, or NVIDIA fatbins (each may keep
@@ -210,7 +204,7 @@ std::optional<ObjectPlan> plan_sections(const InputFile& in, std::uint64_t base,
 
 bool holds_container(Bytes obj, const std::string& file) {
   for (const object::SectionInfo& s : object::read_sections(obj, file))
-    if (s.name.starts_with(kBundleSectionPrefix) || s.name == ".hip_fatbin" || is_fatbin_section(s.name) ||
+    if (s.name.starts_with(kBundleSectionPrefix) || s.name == ".hip_fatbin" || formats::is_fatbin_section(s.name) ||
         s.name == ".llvm.offloading" || s.type == object::elf::SHT_LLVM_OFFLOADING)
       return true;
   return false;
@@ -238,7 +232,7 @@ Report prune_object(const InputFile& in, const Selection& selection, const std::
   std::optional<ObjectPlan> plan = plan_object(in, 0, in.bytes(), selection, file, "");
   if (!plan)
     for (const object::SectionInfo& s : object::read_sections(in.bytes(), file))
-      if (s.name == ".hip_fatbin" || is_fatbin_section(s.name) || s.name == ".llvm.offloading" ||
+      if (s.name == ".hip_fatbin" || formats::is_fatbin_section(s.name) || s.name == ".llvm.offloading" ||
           s.type == object::elf::SHT_LLVM_OFFLOADING)
         fail_at({file, 0}, "section {} is empty: nothing to prune", s.name);
   if (!plan)
