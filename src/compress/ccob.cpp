@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -218,12 +217,6 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
       if (consumed) consumed(std::min(end > keep ? end - keep : 0, md5.hashed()));
     }
     c.finish();
-    // The hash may still be behind: what it reads is released as it goes.
-    if (consumed)
-      for (std::uint64_t h = md5.hashed(); h < plain.size(); h = md5.hashed()) {
-        consumed(h);
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-      }
   } catch (const Error& e) {
     if (!e.file().empty()) throw;  // the sink's own error
     fail(file, "{}", e.message());
