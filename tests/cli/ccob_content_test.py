@@ -114,7 +114,7 @@ def prune_cases(root):
     data = bundle_ccob(1 << 30)
     # Flat, not small: the input frame's 128 MiB window (LLVM's 2^27) in the
     # decoder and the same window of the compressor making LLVM's bytes again
-    # stay resident whatever the entry's size (a 2 GiB entry: 24 MB more).
+    # stay resident whatever the entry's size (1 and 2 GiB entries: both 175 MB).
     budget = harness.resident_budget_kib(288)
     llvm = harness.llvm('clang-offload-bundler')
     with open(OT, 'rb') as fh:
