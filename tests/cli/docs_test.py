@@ -194,16 +194,22 @@ def fish_has_option(lines, name, llvm):
 SCHEMA_NAME = r'offloadtool-[a-z](?:[a-z-]*[a-z])?/[1-9][0-9]*'
 
 
-def json_checks(a_dir, applets, pages):
-    """(e): the schema reference against --help, the applets' pages, README and an output."""
-    name = 'share/man/man7/offloadtool-json.7'
+def checked_render(a_dir, name):
+    """The page `name` below `a_dir`, checked to render without warnings by man
+    and groff, as rendered text."""
     path = os.path.join(a_dir, name)
     env = dict(os.environ, MANROFFSEQ='', MANWIDTH='80')
     rc, _, err = run(['man', '--warnings', '-E', 'UTF-8', '-l', path], env=env)
     check('man --warnings -l %s: no warnings' % name, rc == 0 and err == '', err)
     rc, _, err = run(['groff', '-ww', '-man', '-z', path])
     check('groff -ww -man %s: no warnings' % name, rc == 0 and err == '', err)
-    text = rendered(path)
+    return rendered(path)
+
+
+def json_checks(a_dir, applets, pages):
+    """(e): the schema reference against --help, the applets' pages, README and an output."""
+    name = 'share/man/man7/offloadtool-json.7'
+    text = checked_render(a_dir, name)
     for section in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'SCHEMAS', 'SEE ALSO'):
         check('%s has %s' % (name, section), re.search(r'^%s$' % section, text, re.M), text[:400])
     # the subsections of SCHEMAS are the schemas: "   offloadtool-list/2"
@@ -274,13 +280,7 @@ def body(root):
     # (b) every page renders without warnings and has the sections
     pages = {}
     for name in sorted(k for k in a if k.startswith(man1)):
-        path = os.path.join(a_dir, name)
-        env = dict(os.environ, MANROFFSEQ='', MANWIDTH='80')
-        rc, _, err = run(['man', '--warnings', '-E', 'UTF-8', '-l', path], env=env)
-        check('man --warnings -l %s: no warnings' % name, rc == 0 and err == '', err)
-        rc, _, err = run(['groff', '-ww', '-man', '-z', path])
-        check('groff -ww -man %s: no warnings' % name, rc == 0 and err == '', err)
-        pages[os.path.basename(name)] = text = rendered(path)
+        pages[os.path.basename(name)] = text = checked_render(a_dir, name)
         for section in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'EXIT STATUS', 'SEE ALSO'):
             check('%s has %s' % (name, section), re.search(r'^%s$' % section, text, re.M), text[:400])
     top = pages.get('offloadtool.1', '')

@@ -34,6 +34,19 @@ RELOC_TYPES = {1: 'R_X86_64_64', 2: 'R_X86_64_PC32', 8: 'R_X86_64_RELATIVE'}
 ENTRY = struct.Struct('<HHIQIIHHIIIQQQ')  # the 64-byte base entry header
 
 
+def length(src, i, n):
+    """An LZ4 length: a nibble of 15 goes on in bytes at `i`, each added, until one below 255.
+    The length and where reading stopped."""
+    if n == 15:
+        while True:
+            b = src[i]
+            i += 1
+            n += b
+            if b != 255:
+                break
+    return n, i
+
+
 def lz4_block(src, size):
     """Decode one raw LZ4 block (no frame) that must give exactly size bytes."""
     out = bytearray()
@@ -42,13 +55,7 @@ def lz4_block(src, size):
         token = src[i]
         i += 1
         n = token >> 4
-        if n == 15:
-            while True:
-                b = src[i]
-                i += 1
-                n += b
-                if b != 255:
-                    break
+        n, i = length(src, i, n)
         out += src[i:i + n]
         i += n
         if i >= len(src):  # the last sequence has literals only
@@ -56,13 +63,7 @@ def lz4_block(src, size):
         off = src[i] | src[i + 1] << 8
         i += 2
         n = token & 15
-        if n == 15:
-            while True:
-                b = src[i]
-                i += 1
-                n += b
-                if b != 255:
-                    break
+        n, i = length(src, i, n)
         if off == 0 or off > len(out):
             raise ValueError('match offset %d outside the %d bytes decoded' % (off, len(out)))
         for _ in range(n + 4):
