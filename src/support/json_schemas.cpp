@@ -79,6 +79,10 @@ constexpr F kCompatFields[] = {
     {"verify: files[].findings[].message", "what is wrong, in words"},
     {"verify: violations", "the number of findings of severity \"error\" (exit 1 when not 0)"},
     {"verify: warnings", "the number of findings of severity \"warning\""},
+    {"verify: skipped[]",
+     "only when a directory was given (added within major 1): what its walk did not read, as list's "
+     "\"skipped\" ({\"path\", \"kind\", \"target\"}); files[] then holds the directory's files with device "
+     "code, or the directory itself when none has any"},
     {"detect: topology", "the amdkfd topology folder read (/sys/class/kfd/kfd/topology/nodes)"},
     {"detect: found_topology", "false when there is none (no AMD GPU driver)"},
     {"detect: cpu_nodes[]", "the node numbers of the CPUs"},
@@ -160,12 +164,20 @@ constexpr F kListFields[] = {
     {"entries[].kind", "\"cubin\", \"ptx\" or \"kind 0x<hex>\" for an NVIDIA fatbin entry; null for the others"},
     {"entries[].uncompressed_size",
      "the bytes the entry decompresses to; equal to size for every entry but a compressed fatbin entry"},
-    {"files[]", "one per file given, in order, after all entries"},
+    {"files[]",
+     "one per file given, in order, after all entries; for a directory given, one per file of it that holds "
+     "device code or failed (its path as the directory was given, then the path inside it), or the directory "
+     "itself when none does"},
     {"files[].file", "the file as given"},
     {"files[].entries", "how many entries of it were listed"},
     {"files[].error",
      "only for a file that failed (no device code, cannot be read to its end): the message; its entries found "
      "before the failure are listed"},
+    {"skipped[]",
+     "only when a directory was given: what its walk did not read, in the order of its paths -- each "
+     "{\"path\", \"kind\", \"target\"}, kind \"symlink\" (not followed; target: the link's text), \"hard link\" (a "
+     "later name of a file listed under its first name; target: that name), or \"fifo\", \"socket\", "
+     "\"character device\", \"block device\" (target: null)"},
 };
 
 constexpr F kPackageListFields[] = {
@@ -222,8 +234,20 @@ constexpr F kSizeFields[] = {
     {"uncompressed_bytes", "the bytes all entries decompress to"},
     {"entries", "how many entries there are"},
     {"targets[]", "a row per target over all files, largest file_bytes first"},
-    {"files[]", "with --per-file: {\"file\", \"targets\": [row...]} per file given"},
+    {"files[]", "with --per-file: {\"file\", \"targets\": [row...]} per file given; for a directory, per file of it holding device code (the directory as given, then the path inside it)"},
     {"bundles[]", "with --per-bundle: {\"file\", \"path\": [chain...], \"targets\": [row...]} per container"},
+    {"trees[]",
+     "with --per-file, one per directory given that holds device code (added within major 1): what the install "
+     "costs per GPU"},
+    {"trees[].tree", "the directory as given"},
+    {"trees[].files", "its regular files (a file with several hard links once)"},
+    {"trees[].bytes", "their bytes on disk (st_size)"},
+    {"trees[].device_files", "the files holding device code"},
+    {"trees[].device_bytes", "the bytes the device code takes in them (the sum of the rows' file_bytes)"},
+    {"trees[].symlinks", "symbolic links met (not followed)"},
+    {"trees[].hard_links", "later names of files counted under their first name"},
+    {"trees[].special_files", "fifos, sockets and devices (skipped)"},
+    {"trees[].targets", "[row...] over the directory's files"},
     {"row: target", "the canonical target ID"},
     {"row: entries", "its entries"},
     {"row: file_bytes",
@@ -264,7 +288,7 @@ constexpr SchemaDoc kSchemas[] = {
      "also goes to standard error, and the exit status is 1.",
      kBytesEscaped,
      "offloadtool-list/1 put \"files\" first and left out every entry of a file that failed. \"kind\" and "
-     "\"uncompressed_size\" were added within major 2."},
+     "\"uncompressed_size\" were added within major 2, and so was \"skipped\" (directories as inputs)."},
     {Schema::PackageList, "offloadtool-package-list/2", "package", "offloadtool package list --json FILE",
      "the images of the offload binaries of a file", kPackageListFields,
      "Offsets count in the input file, except in a \"bitcode global\" container, where bitcode stores the "
@@ -282,7 +306,7 @@ constexpr SchemaDoc kSchemas[] = {
      "A row is {\"target\", \"entries\", \"file_bytes\", \"uncompressed_bytes\", \"share\"} (\"row: <member>\" "
      "below). A file that fails counts for nothing: the message goes to standard error and the exit status is "
      "1.",
-     kBytesEscaped, "offloadtool-size/1 is the first major version."},
+     kBytesEscaped, "offloadtool-size/1 is the first major version; \"trees\" was added within it."},
 };
 
 // "offloadtool-<output>/<major>": <output> lower-case letters and '-', <major> a number without a leading 0.

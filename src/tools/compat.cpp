@@ -29,6 +29,7 @@
 #include "compat/detect.h"
 #include "compat/select.h"
 #include "compat/target_spec.h"
+#include "contents/tree.h"
 #include "support/json.h"
 #include "support/json_schemas.h"
 #include "support/mapped_file.h"
@@ -210,11 +211,45 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
   return s.chosen ? 0 : 1;
 }
 
-int do_verify(const std::vector<std::string>& paths, bool as_json) {
+// A directory given to verify: its files that hold device code, each
+// checked as if named (in the tree's order, contents/tree.h); a directory
+// without any is one "no-device-code" file. Links and special files are not
+// read: text lines in `text`, JSON objects in `skipped`.
+std::vector<std::string> verify_inputs(const std::vector<std::string>& paths, std::string& text,
+                                       fmt::memory_buffer& skipped, bool& any_directory) {
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    if (!contents::is_directory(path)) {
+      out.push_back(path);
+      continue;
+    }
+    any_directory = true;
+    std::size_t before = out.size();
+    for (const contents::TreeItem& item : contents::read_tree(path)) {
+      if (item.kind == contents::TreeKind::Directory) continue;
+      if (item.kind != contents::TreeKind::File) {
+        append_skipped_json(skipped, item, path);
+        text += fmt::format("{}: {}\n", printable(item.path), printable(skipped_text(item, path)));
+        continue;
+      }
+      std::size_t n = 0;
+      for (const compat::FoundContainer& c : read_containers(item.path)) n += c.entries.size() + c.container.refused_duplicates.size();
+      if (n != 0) out.push_back(item.path);
+    }
+    if (out.size() == before) out.push_back(path);  // read as a file: "no device code found"
+  }
+  return out;
+}
+
+int do_verify(const std::vector<std::string>& inputs, bool as_json) {
   std::size_t violations = 0, warnings = 0, entries = 0, containers = 0;
   std::string files_json, text;
+  fmt::memory_buffer skipped;
+  bool any_directory = false;
+  const std::vector<std::string> paths = verify_inputs(inputs, text, skipped, any_directory);
   for (const std::string& path : paths) {
-    auto found = read_containers(path);
+    // A directory here holds no device code (verify_inputs).
+    auto found = contents::is_directory(path) ? std::vector<compat::FoundContainer>{} : read_containers(path);
     auto findings = compat::verify_containers(found);
     // A file without device code is a violation: it holds nothing the rules could be kept by.
     std::size_t file_entries = 0;
@@ -242,8 +277,10 @@ int do_verify(const std::vector<std::string>& paths, bool as_json) {
   }
   if (as_json) {
     print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"verify\",\n  \"files\": [{}\n  ],\n  \"violations\": {},\n"
-                      "  \"warnings\": {}\n}}\n",
-                      js(kSchema), files_json, violations, warnings));
+                      "  \"warnings\": {}{}\n}}\n",
+                      js(kSchema), files_json, violations, warnings,
+                      any_directory ? fmt::format(",\n  \"skipped\": [{}\n  ]", std::string_view(skipped.data(), skipped.size()))
+                                    : std::string()));
   } else {
     text += violations != 0
                 ? fmt::format("{} violation{}, {} warning{}\n", violations, violations == 1 ? "" : "s", warnings,
@@ -340,7 +377,10 @@ cli::AppletBody define_compat(CLI::App& app) {
   add_bytes_flag(*select, o->sizes);
 
   CLI::App* verify = app.add_subcommand("verify", "check bundle composition rules (exit 1 on violations)");
-  verify->add_option("file", o->files, "bundles, archives, objects or executables")->required();
+  verify->add_option("file", o->files,
+                     "bundles, archives, objects or executables; a directory: each of its files holding device code "
+                     "(symbolic links not followed)")
+      ->required();
   verify->add_flag("--json", o->as_json, json_help);
 
   CLI::App* detect = app.add_subcommand("detect", "the local AMD GPUs' target IDs from amdkfd's sysfs topology");

@@ -12,6 +12,12 @@
 // documents its members; offloadtool-json(7)): the entries as they are found,
 // then per file the count (and the error of a file that failed).
 //
+// A directory is walked file by file (contents/tree.h, in byte order of the
+// paths): files without device code are not listed, symbolic links are not
+// followed and hard links are listed once (each reported as such), fifos,
+// sockets and devices are skipped and reported; a directory without any
+// device code is an error as a file is.
+//
 // A file without device code is an error ("no device code found"), and so is
 // a file that cannot be read to its end: the other files are still listed,
 // the error (one line on stderr) follows what was listed, and the exit code is 1.
@@ -26,6 +32,7 @@
 #include <vector>
 
 #include "cli/diagnostics.h"
+#include "contents/tree.h"
 #include "contents/uri.h"
 #include "contents/walker.h"
 #include "formats/nv_fatbin.h"
@@ -241,21 +248,12 @@ class Listing : public contents::Visitor {
 int list(const ListOptions& o, const cli::Invocation& inv) {
   int rc = 0;
   Listing listing(o.json, o.sizes);
-  fmt::memory_buffer files;  // --json: the "files" array, after the entries
+  fmt::memory_buffer files;    // --json: the "files" array, after the entries
+  fmt::memory_buffer skipped;  // --json: the "skipped" array of directories' links and special files
+  bool any_directory = false;
   if (o.json)
     listing.add(fmt::format("{{\n  \"schema\": {},\n  \"entries\": [", json::str(json::schema_name(json::Schema::List))));
-  for (const std::string& file : o.inputs) {
-    listing.begin(file);
-    std::optional<std::string> error;
-    try {
-      {
-        Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)), true);
-        contents::walk_file(file, listing, with_progress(o.limits, progress));
-      }
-      if (listing.found() == 0) fail_no_device_code(file);
-    } catch (const Error& e) {
-      error = e.what();
-    }
+  auto report = [&](const std::string& file, const std::optional<std::string>& error) {
     listing.end(!error);
     if (error) {
       listing.flush();  // the error after what was listed before it
@@ -273,11 +271,73 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
       }
       files.push_back('}');
     }
+  };
+  // Walks `file`; nullopt when it was read to its end. `required`: a file
+  // without device code is an error (a file named on the command line); a
+  // file of a directory without any is simply not listed.
+  auto walk = [&](const std::string& file, bool required) {
+    listing.begin(file);
+    std::optional<std::string> error;
+    try {
+      {
+        Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)), true);
+        // A directory's file may also be a bare code object (contents/tree.h).
+        if (required)
+          contents::walk_file(file, listing, with_progress(o.limits, progress));
+        else
+          contents::walk_tree_file(file, listing, with_progress(o.limits, progress));
+      }
+      if (required && listing.found() == 0) fail_no_device_code(file);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    bool listed = required || error || listing.found() > 0;
+    if (listed) report(file, error);
+    return listed;
+  };
+  for (const std::string& input : o.inputs) {
+    if (!contents::is_directory(input)) {
+      walk(input, true);
+      continue;
+    }
+    // A directory: each regular file walked as if it were named, in the
+    // tree's order (contents/tree.h); links and special files reported.
+    any_directory = true;
+    std::vector<contents::TreeItem> items;
+    try {
+      items = contents::read_tree(input);
+    } catch (const Error& e) {
+      listing.begin(input);
+      report(input, std::string(e.what()));
+      continue;
+    }
+    bool any = false;
+    for (const contents::TreeItem& item : items) {
+      if (item.kind == contents::TreeKind::Directory) continue;
+      if (item.kind == contents::TreeKind::File) {
+        any = walk(item.path, false) || any;
+        continue;
+      }
+      if (o.json)
+        append_skipped_json(skipped, item, input);
+      else
+        listing.add(fmt::format("{}: {}\n", printable(item.path), printable(skipped_text(item, input))));
+    }
+    if (!any) {
+      listing.begin(input);
+      report(input, Error::render({input}, kNoDeviceCode));
+    }
   }
   if (o.json) {
     listing.add("\n  ],\n  \"files\": [");
     listing.add(std::string_view(files.data(), files.size()));
-    listing.add("\n  ]\n}\n");
+    listing.add("\n  ]");
+    if (any_directory) {
+      listing.add(",\n  \"skipped\": [");
+      listing.add(std::string_view(skipped.data(), skipped.size()));
+      listing.add("\n  ]");
+    }
+    listing.add("\n}\n");
   }
   return rc;
 }
@@ -294,8 +354,14 @@ cli::AppletBody define_list(CLI::App& app) {
       "line with its chain and entry count, then index, ID, processor (from the code object's header), size (in "
       "binary units, 1.7 MiB; exact with --bytes) and offset in the file (where the bytes lie there uncompressed; a "
       "fatbin entry's stored bytes, with its kind and compression), printed as they are found. A file without device code, or one that cannot be read to its end, is an error (exit 1): "
-      "what was found before the failure is listed, and so are the other files.");
-  app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
+      "what was found before the failure is listed, and so are the other files. A directory is read "
+      "recursively, its files in byte order of their paths: files without device code are not listed, symbolic "
+      "links are not followed, a file with several hard links is listed once, and each link, fifo, socket or "
+      "device is reported on a line of its own (JSON: \"skipped\"); a directory without device code is an error.");
+  app.add_option("input", o->inputs,
+                 "files to read ('-' for standard input); a directory is read file by file, in byte order of the "
+                 "paths, symbolic links not followed")
+      ->required();
   app.add_flag("--json", o->json,
                fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::List)));
   add_bytes_flag(app, o->sizes);

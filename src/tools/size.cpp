@@ -15,6 +15,9 @@
 // compression is not attributed.
 //
 // --per-file and --per-bundle add the same table per file / per container.
+// A directory is read file by file (contents/tree.h); with --per-file it also
+// gets its own table, after a line of what the install takes on disk: "what
+// does this install cost per GPU".
 // --json prints ONE object, schema json::Schema::Size (support/json_schemas.cpp
 // documents its members; offloadtool-json(7)).
 #include <CLI/CLI.hpp>
@@ -25,8 +28,10 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "cli/diagnostics.h"
+#include "contents/tree.h"
 #include "contents/walker.h"
 #include "support/json.h"
 #include "support/json_schemas.h"
@@ -171,32 +176,99 @@ class Sizer : public contents::Visitor {
   std::vector<std::string> path_;
 };
 
+// A directory given: what the install costs per GPU. Its files' tables
+// summed, beside what the install takes on disk (regular files, a file with
+// several hard links once) and what it holds besides them.
+struct Tree {
+  std::string root;
+  std::uint64_t files = 0, bytes = 0, device_files = 0, symlinks = 0, hard_links = 0, special = 0;
+  Table t;
+};
+
+void merge(Table& into, const Table& from) {
+  for (const auto& [k, r] : from) {
+    Row& x = into[k];
+    x.entries += r.entries;
+    x.file_bytes += r.file_bytes;
+    x.uncompressed += r.uncompressed;
+  }
+}
+
 int size(const SizeOptions& o, const cli::Invocation& inv) {
   int rc = 0;
   Table all;
   std::vector<std::pair<std::string, Table>> per_file;
   std::vector<Bundle> per_bundle;
+  std::vector<Tree> trees;
   std::uint64_t entries = 0;
-  for (const std::string& file : o.inputs) {
+  // Walks `file` into the tables; its own table, or nullopt when it failed
+  // or (not `required`: a file of a directory) holds no device code.
+  auto walk = [&](const std::string& file, bool required) -> std::optional<Table> {
     Table before = all;  // a handful of targets
     Sizer sizer(file, all, o.per_bundle);
     try {
       {
         Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)));
-        contents::walk_file(file, sizer, with_progress(o.limits, progress));
+        // A directory's file may also be a bare code object (contents/tree.h).
+        if (required)
+          contents::walk_file(file, sizer, with_progress(o.limits, progress));
+        else
+          contents::walk_tree_file(file, sizer, with_progress(o.limits, progress));
       }
       sizer.done();
-      if (sizer.found == 0) fail_no_device_code(file);
+      if (sizer.found == 0) {
+        if (!required) return std::nullopt;
+        fail_no_device_code(file);
+      }
     } catch (const Error& e) {
       all = std::move(before);  // a file that fails counts for nothing
       std::fflush(stdout);  // the error after what was listed before it
       cli::print_error(inv.prog, e.what());
       rc = 1;
-      continue;
+      return std::nullopt;
     }
     entries += sizer.found;
     std::move(sizer.bundles.begin(), sizer.bundles.end(), std::back_inserter(per_bundle));
-    if (o.per_file) per_file.emplace_back(file, std::move(sizer.file_table));
+    if (o.per_file) per_file.emplace_back(file, sizer.file_table);
+    return std::move(sizer.file_table);
+  };
+  for (const std::string& input : o.inputs) {
+    if (!contents::is_directory(input)) {
+      walk(input, true);
+      continue;
+    }
+    Tree tree;
+    tree.root = input;
+    std::vector<contents::TreeItem> items;
+    try {
+      items = contents::read_tree(input);
+    } catch (const Error& e) {
+      cli::print_error(inv.prog, e.what());
+      rc = 1;
+      continue;
+    }
+    for (const contents::TreeItem& item : items) {
+      switch (item.kind) {
+        case contents::TreeKind::Directory: break;
+        case contents::TreeKind::Symlink: ++tree.symlinks; break;
+        case contents::TreeKind::HardLink: ++tree.hard_links; break;
+        case contents::TreeKind::Other: ++tree.special; break;
+        case contents::TreeKind::File:
+          ++tree.files;
+          tree.bytes += static_cast<std::uint64_t>(item.st.st_size);
+          if (std::optional<Table> t = walk(item.path, false)) {
+            ++tree.device_files;
+            merge(tree.t, *t);
+          }
+          break;
+      }
+    }
+    if (tree.device_files == 0) {
+      cli::print_error(inv.prog, Error::render({input}, kNoDeviceCode));
+      rc = 1;
+      continue;
+    }
+    if (o.per_file) trees.push_back(std::move(tree));
   }
   std::uint64_t uncompressed = 0;
   for (const auto& [k, r] : all) uncompressed += r.uncompressed;
@@ -211,6 +283,17 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
       for (const auto& [file, t] : per_file)
         f += fmt::format("{}\n    {{\"file\": {}, \"targets\": {}}}", f.empty() ? "" : ",", json::str(file), json_rows(t));
       out += fmt::format(",\n  \"files\": [{}\n  ]", f);
+      if (!trees.empty()) {
+        std::string d;
+        for (const Tree& x : trees)
+          d += fmt::format("{}\n    {{\"tree\": {}, \"files\": {}, \"bytes\": {}, \"device_files\": {}, "
+                           "\"device_bytes\": {}, \"symlinks\": {}, \"hard_links\": {}, \"special_files\": {}, "
+                           "\"targets\": {}}}",
+                           d.empty() ? "" : ",", json::str(x.root), x.files, x.bytes, x.device_files,
+                           static_cast<std::uint64_t>(total_of(x.t)), x.symlinks, x.hard_links, x.special,
+                           json_rows(x.t));
+        out += fmt::format(",\n  \"trees\": [{}\n  ]", d);
+      }
     }
     if (o.per_bundle) {
       std::string b;
@@ -229,6 +312,17 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
                        size_text(static_cast<std::uint64_t>(total_of(all)), o.sizes), size_text(uncompressed, o.sizes));
     for (const auto& [file, t] : per_file)
       out += fmt::format("\n{}:\n{}", printable(file), text_table(t, "  ", o.sizes));
+    for (const Tree& x : trees) {
+      auto device = static_cast<std::uint64_t>(total_of(x.t));
+      out += fmt::format("\n{}: {} file{}, {} (hard links once); device code {} ({:.1f}%) in {} file{}; {} "
+                         "symbolic link{} (not followed), {} hard link{}, {} special file{} (skipped)\n{}",
+                         printable(x.root), x.files, x.files == 1 ? "" : "s", size_text(x.bytes, o.sizes),
+                         size_text(device, o.sizes),
+                         x.bytes ? 100.0 * static_cast<double>(device) / static_cast<double>(x.bytes) : 0.0,
+                         x.device_files, x.device_files == 1 ? "" : "s", x.symlinks, x.symlinks == 1 ? "" : "s",
+                         x.hard_links, x.hard_links == 1 ? "" : "s", x.special, x.special == 1 ? "" : "s",
+                         text_table(x.t, "  ", o.sizes));
+    }
     for (const Bundle& x : per_bundle)
       out += fmt::format("\n{}:\n{}", printable(x.name), text_table(x.t, "  ", o.sizes));
   }
@@ -246,8 +340,13 @@ cli::AppletBody define_size(CLI::App& app) {
       "compressed bundle is charged the compressed bundle's bytes in proportion to its uncompressed size; "
       "'uncompressed' is the entries' own size. Sizes are in binary units with one decimal (1.7 MiB), exact with "
       "--bytes. Reads every container 'list' reads.");
-  app.add_option("input", o->inputs, "files to read ('-' for standard input)")->required();
-  app.add_flag("--per-file", o->per_file, "also break the bytes down per file");
+  app.add_option("input", o->inputs,
+                 "files to read ('-' for standard input); a directory is read file by file, symbolic links not "
+                 "followed, a file with several hard links once")
+      ->required();
+  app.add_flag("--per-file", o->per_file,
+               "also break the bytes down per file; for a directory, also what the install costs per GPU: its "
+               "files' bytes on disk, the device code's share of them and the table of its targets");
   app.add_flag("--per-bundle", o->per_bundle, "also break the bytes down per bundle (container)");
   app.add_flag("--json", o->json,
                fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::Size)));

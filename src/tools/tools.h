@@ -5,7 +5,10 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "cli/applets.h"
+#include "contents/tree.h"
 #include "contents/walker.h"
 #include "support/progress.h"
 #include "support/human_size.h"
@@ -45,6 +48,14 @@ void add_bytes_flag(CLI::App& app, SizeStyle& sizes, std::string_view when = {})
 // "no device code found (...)": what list, size, unbundle and compat say of a file without any.
 extern const char* const kNoDeviceCode;
 [[noreturn]] void fail_no_device_code(const std::string& file);
+// A directory's item that is not walked (contents/tree.h: a symbolic link, a
+// later hard link, a fifo...), as the applets report it: the text after
+// "<path>: " ("symbolic link to <target>, not followed", "hard link to
+// <first name>, read once", "fifo, skipped"), and one object of a JSON
+// "skipped" array, {"path", "kind", "target"}, appended to `to` with the
+// separator it needs.
+std::string skipped_text(const contents::TreeItem& item, const std::string& root);
+void append_skipped_json(fmt::memory_buffer& to, const contents::TreeItem& item, const std::string& root);
 
 // Writes `s` to standard output as it is.
 inline void print(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }

@@ -1,7 +1,9 @@
-// What the applets that walk containers share (list, size, unbundle --extract-dir).
+// What the applets that walk containers share (list, size, unbundle --extract-dir, compat verify).
 #include <CLI/CLI.hpp>
 
+#include "contents/tree.h"
 #include "support/error.h"
+#include "support/json.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
@@ -33,5 +35,37 @@ const char* const kNoDeviceCode =
     "any archive member)";
 
 void fail_no_device_code(const std::string& file) { fail(file, "{}", kNoDeviceCode); }
+
+std::string skipped_text(const contents::TreeItem& item, const std::string& root) {
+  switch (item.kind) {
+    case contents::TreeKind::Symlink: return fmt::format("symbolic link to {}, not followed", item.link);
+    case contents::TreeKind::HardLink:
+      return fmt::format("hard link to {}, read once", contents::tree_path(root, item.link));
+    default: return fmt::format("{}, skipped", contents::other_kind_name(item.st));
+  }
+}
+
+std::string skipped_kind(const contents::TreeItem& item) {
+  switch (item.kind) {
+    case contents::TreeKind::Symlink: return "symlink";
+    case contents::TreeKind::HardLink: return "hard link";
+    default: return contents::other_kind_name(item.st);
+  }
+}
+
+void append_skipped_json(fmt::memory_buffer& to, const contents::TreeItem& item, const std::string& root) {
+  to.append(std::string_view(to.size() ? ",\n    {\"path\": " : "\n    {\"path\": "));
+  json::append_str(to, item.path);
+  to.append(std::string_view(", \"kind\": "));
+  json::append_str(to, skipped_kind(item));
+  to.append(std::string_view(", \"target\": "));
+  if (item.kind == contents::TreeKind::Symlink)
+    json::append_str(to, item.link);
+  else if (item.kind == contents::TreeKind::HardLink)
+    json::append_str(to, contents::tree_path(root, item.link));
+  else
+    to.append(std::string_view("null"));
+  to.push_back('}');
+}
 
 }  // namespace ot::tools
