@@ -106,6 +106,17 @@ Report prune_fatbin_container(const ByteSource& src, const Selection& selection,
 // kernel). Everything is checked before the first byte reaches the sink.
 Report prune_file(const InputFile& in, const Selection& selection, const std::string& file, const compress::Sink& sink);
 
+// STAND-IN until the lead's prune_tree_file lands on main (then main's wins):
+enum class FileAction { Copy, Write, Remove };
+struct FileOutcome {
+  FileAction action;
+  Report report;
+};
+// Copy: no device code, or nothing of it dropped (sink got nothing) -> copy the original;
+// Write: sink got the pruned file (if report.dropped()==0, keep the original instead);
+// Remove: a bare device code file (AMDGPU code object, cubin, PTX) of a dropped target: leave it out.
+FileOutcome prune_tree_file(const InputFile& in, const Selection& sel, const std::string& file, const compress::Sink& sink);
+
 // Fails (naming `file`) when `r` has device entries and none stays, unless
 // the selection allows that.
 void check_not_empty(const Selection& selection, const Report& r, const std::string& file);

@@ -10,11 +10,15 @@
 // documents its members; offloadtool-json(7)).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include "compat/detect.h"
+#include "contents/tree.h"
 #include "prune/prune.h"
+#include "prune/tree.h"
 #include "support/json.h"
 #include "support/json_schemas.h"
 #include "support/mapped_file.h"
@@ -63,6 +67,90 @@ std::string json_report(const PruneOptions& o, const prune::Report& r) {
       static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after), notes);
 }
 
+// A directory's report (prune/tree.h). TODO(issue 27): the lead's shared
+// multi-file report type and writer replace these two when they land.
+const char* action_name(prune::FileAction a) {
+  return a == prune::FileAction::Write ? "write" : a == prune::FileAction::Remove ? "remove" : "copy";
+}
+
+// Files without device code are left out of the report (an install has thousands).
+bool reported(const prune::TreeFile& f) { return f.action != prune::FileAction::Copy || !f.report.entries.empty(); }
+
+std::string tree_text(const prune::TreeReport& t, SizeStyle sizes) {
+  std::string out;
+  std::uint64_t before = 0, after = 0, written = 0, removed = 0;
+  std::map<std::string, std::uint64_t> saved_by_target;
+  for (const prune::TreeFile& f : t.files) {
+    before += f.size_before;
+    after += f.size_after;
+    if (!reported(f)) continue;
+    written += f.action == prune::FileAction::Write;
+    removed += f.action == prune::FileAction::Remove;
+    if (f.action == prune::FileAction::Remove)
+      out += fmt::format("{}: removed ({}), {} saved\n", printable(f.path), printable(f.report.container),
+                         size_text(f.size_before, sizes));
+    else
+      out += fmt::format("{}: {}: {} of {} entries dropped, {} -> {} ({} saved)\n", printable(f.path),
+                         printable(f.report.container), f.report.dropped(), f.report.entries.size(),
+                         size_text(f.size_before, sizes), size_text(f.size_after, sizes),
+                         size_text(f.size_before - std::min(f.size_before, f.size_after), sizes));
+    for (const prune::EntryReport& e : f.report.entries) {
+      if (e.kept) continue;
+      saved_by_target[e.id] += e.size;
+      out += fmt::format("  drop {} ({}){}{}\n", printable(e.id), size_text(e.size, sizes), e.where.empty() ? "" : " in ",
+                         printable(e.where));
+    }
+  }
+  for (const contents::TreeItem& item : t.skipped)
+    out += fmt::format("{}: {}\n", printable(item.path), printable(skipped_text(item, t.root)));
+  for (const std::string& p : t.links_removed) out += fmt::format("{}: removed with the file it links to\n", printable(p));
+  for (const auto& [id, n] : saved_by_target) out += fmt::format("dropped for {}: {} of device code\n", printable(id), size_text(n, sizes));
+  out += fmt::format("{}: {} files, {} rewritten, {} removed, {} -> {} ({} saved)\n", printable(t.root), t.files.size(),
+                     written, removed, size_text(before, sizes), size_text(after, sizes),
+                     size_text(before - std::min(before, after), sizes));
+  return out;
+}
+
+std::string tree_json(const prune::TreeReport& t, bool written) {
+  std::string files;
+  std::uint64_t before = 0, after = 0;
+  for (const prune::TreeFile& f : t.files) {
+    before += f.size_before;
+    after += f.size_after;
+    if (!reported(f)) continue;
+    std::string entries;
+    for (const prune::EntryReport& e : f.report.entries)
+      entries += fmt::format("{}{{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", entries.empty() ? "" : ", ",
+                             json::str(e.id), e.size, e.kept,
+                             e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
+    files += fmt::format("{}\n    {{\"file\": {}, \"action\": \"{}\", \"container\": {}, \"entries\": [{}], "
+                         "\"size_before\": {}, \"size_after\": {}, \"saved\": {}}}",
+                         files.empty() ? "" : ",", json::str(f.path), action_name(f.action), json::str(f.report.container),
+                         entries, f.size_before, f.size_after,
+                         static_cast<std::int64_t>(f.size_before) - static_cast<std::int64_t>(f.size_after));
+  }
+  fmt::memory_buffer skipped;
+  for (const contents::TreeItem& item : t.skipped) append_skipped_json(skipped, item, t.root);
+  std::string removed;
+  for (const std::string& p : t.links_removed) removed += fmt::format("{}{}", removed.empty() ? "" : ", ", json::str(p));
+  return fmt::format("{{\n  \"schema\": \"offloadtool-prune-tree/1\",\n  \"root\": {},\n  \"written\": {},\n"
+                     "  \"files\": [{}\n  ],\n  \"skipped\": [{}\n  ],\n  \"links_removed\": [{}],\n"
+                     "  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {}\n}}\n",
+                     json::str(t.root), written, files, std::string_view(skipped.data(), skipped.size()), removed, before,
+                     after, static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after));
+}
+
+int prune_directory(const PruneOptions& o, const prune::Selection& selection) {
+  if (o.output == "-") fail("", "a directory cannot be written to standard output: give -o DIR");
+  prune::TreeMode mode = o.dry_run ? prune::TreeMode::DryRun : o.in_place ? prune::TreeMode::InPlace : prune::TreeMode::Copy;
+  prune::TreeReport t = prune::prune_tree(o.input, selection, mode, o.output);
+  if (o.json)
+    print(tree_json(t, !o.dry_run));
+  else if (o.dry_run)
+    print(tree_text(t, o.sizes));
+  return 0;
+}
+
 // --keep-detected: the target IDs of this machine's GPUs (compat detect).
 std::vector<std::string> detected_targets(const PruneOptions& o) {
   compat::DetectResult d = compat::detect(o.sysfs, compat::chosen_xnack(o.xnack));
@@ -91,6 +179,7 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
   prune::Selection selection =
       o.keep.empty() ? prune::make_selection(prune::Selection::Mode::Drop, o.drop, o.allow_empty)
                      : prune::make_selection(prune::Selection::Mode::Keep, o.keep, o.allow_empty);
+  if (contents::is_directory(o.input)) return prune_directory(o, selection);
   std::shared_ptr<InputFile> in = InputFile::open(o.input);
   prune::Report report;
   if (o.dry_run) {
@@ -102,27 +191,11 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
     // The output keeps the input's permission bits: a pruned executable or
     // library stays executable.
     if (o.input != "-") out.copy_mode_from(o.input);
-    const Bytes all = in->bytes();
-    std::vector<std::byte> small(16u << 10);
     Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(o.input)));
+    prune::PieceWriter writer(out, *in);
     report = prune::prune_file(*in, selection, o.input, [&](Bytes b) {
       progress.update(out.written() + b.size(), 0);
-      // Pieces of the input itself of 16 KiB or more (kept payloads, host
-      // bytes) are copied by the kernel where it can, without passing through
-      // this process; smaller ones (a fatbin's entries, headers) are read
-      // with pread: touching the mapping would map in 64 KiB around each
-      // (a CUDA library's thousands of entries: 59 MB resident).
-      const std::less<const std::byte*> before;
-      const bool input = !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size());
-      const std::uint64_t off = input ? static_cast<std::uint64_t>(b.data() - all.data()) : 0;
-      if (input && b.size() >= small.size()) {
-        out.copy_from(*in, off, b.size());
-      } else if (input && in->fd() >= 0 && !b.empty()) {
-        in->read_at(off, small.data(), b.size());
-        out.write(Bytes(small.data(), b.size()));
-      } else {
-        out.write(b);
-      }
+      writer(b);
     });
     out.commit();
   }

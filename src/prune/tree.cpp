@@ -1,0 +1,338 @@
+#include "prune/tree.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "support/error.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+
+namespace ot::prune {
+
+void PieceWriter::operator()(Bytes b) {
+  const Bytes all = in_.bytes();
+  const std::less<const std::byte*> before;
+  const bool input = !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size());
+  const std::uint64_t off = input ? static_cast<std::uint64_t>(b.data() - all.data()) : 0;
+  if (input && b.size() >= small_.size()) {
+    out_.copy_from(in_, off, b.size());
+  } else if (input && in_.fd() >= 0 && !b.empty()) {
+    in_.read_at(off, small_.data(), b.size());
+    out_.write(Bytes(small_.data(), b.size()));
+  } else {
+    out_.write(b);
+  }
+}
+
+namespace {
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The item's access and modification times, as utimensat takes them.
+std::array<timespec, 2> times_of(const struct stat& st) { return {st.st_atim, st.st_mtim}; }
+
+void set_times(const std::string& path, const struct stat& st, bool symlink) {
+  auto t = times_of(st);
+  if (::utimensat(AT_FDCWD, path.c_str(), t.data(), symlink ? AT_SYMLINK_NOFOLLOW : 0) != 0)
+    fail(path, "cannot set the times: {}", errno_text(errno));
+}
+
+// The bytes of `from` into the new file `to`: a reflink where the file system
+// shares extents (btrfs, XFS), else copy_file_range (the kernel copies, or
+// shares, without passing the bytes through this process), else read/write.
+void clone_file(const std::string& from, const std::string& to, const struct stat& st) {
+  Fd src(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (src.fd < 0) fail(from, "{}", errno_text(errno));
+  Fd dst(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (dst.fd < 0) fail(to, "cannot create: {}", errno_text(errno));
+  if (::ioctl(dst.fd, FICLONE, src.fd) != 0) {
+    off_t left = st.st_size;
+    bool plain = false;
+    while (left > 0 && !plain) {
+      ssize_t n = ::copy_file_range(src.fd, nullptr, dst.fd, nullptr, static_cast<std::size_t>(left), 0);
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
+        plain = true;
+      } else if (n < 0 && errno != EINTR) {
+        fail(to, "cannot copy {}: {}", from, errno_text(errno));
+      } else if (n == 0) {
+        fail(from, "the file shrank while it was copied");
+      } else if (n > 0) {
+        left -= n;
+      }
+    }
+    if (plain) {
+      std::vector<char> buf(1u << 20);
+      for (;;) {
+        ssize_t n = ::read(src.fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail(from, "{}", errno_text(errno));
+        if (n == 0) break;
+        for (ssize_t done = 0; done < n;) {
+          ssize_t w = ::write(dst.fd, buf.data() + done, static_cast<std::size_t>(n - done));
+          if (w < 0 && errno == EINTR) continue;
+          if (w < 0) fail(to, "{}", errno_text(errno));
+          done += w;
+        }
+      }
+    }
+  }
+  if (::fchmod(dst.fd, st.st_mode & 07777) != 0) fail(to, "{}", errno_text(errno));
+  auto t = times_of(st);
+  if (::futimens(dst.fd, t.data()) != 0) fail(to, "cannot set the times: {}", errno_text(errno));
+  int fd = dst.fd;
+  dst.fd = -1;
+  if (::close(fd) != 0) fail(to, "{}", errno_text(errno));
+}
+
+// The output folder being built, removed unless it was renamed into place.
+class Staging {
+ public:
+  explicit Staging(std::string dir) : dir_(std::move(dir)) {}
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    // The folders were made 0700 and may have been given read-only modes: writable again first.
+    std::filesystem::permissions(dir_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+    for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_directory(ec) && !it->is_symlink(ec))
+        std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
+                                     std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& dir() const { return dir_; }
+  void release() { dir_.clear(); }
+
+ private:
+  std::string dir_;
+};
+
+std::string parent_of(const std::string& path) {
+  std::filesystem::path p(path);
+  std::filesystem::path parent = p.lexically_normal().parent_path();
+  if (parent.empty()) return ".";
+  return parent.string();
+}
+
+std::string real(const std::string& path) {
+  char buf[PATH_MAX];
+  if (!::realpath(path.c_str(), buf)) fail(path, "{}", errno_text(errno));
+  return buf;
+}
+
+// -o OUTDIR: a new name, not inside the input (which the walk would then meet).
+void check_out_dir(const std::string& root, const std::string& out_dir) {
+  struct stat st {};
+  if (::lstat(out_dir.c_str(), &st) == 0)
+    fail(out_dir, "exists: prune of a directory writes a new one (remove it, or give another name)");
+  const std::string parent = real(parent_of(out_dir)), input = real(root);
+  if (parent == input || parent.starts_with(input == "/" ? input : input + "/"))
+    fail(out_dir, "lies inside the input directory {}", root);
+}
+
+class TreePruner {
+ public:
+  TreePruner(const std::string& root, const Selection& selection, TreeMode mode)
+      : root_(root), selection_(selection), mode_(mode) {}
+
+  TreeReport run(const std::string& out_dir) {
+    TreeReport report;
+    report.root = root_;
+    const std::vector<contents::TreeItem> items = contents::read_tree(root_);
+    if (mode_ == TreeMode::Copy) {
+      check_out_dir(root_, out_dir);
+      copy(items, out_dir, report);
+      return report;
+    }
+    // A dry pass first: every file checked before anything changes.
+    std::map<std::string, FileAction> actions;
+    for (const contents::TreeItem& item : items) {
+      if (item.kind == contents::TreeKind::File) {
+        TreeFile f = decide(item, nullptr);
+        actions[item.relative] = f.action;
+        report.files.push_back(std::move(f));
+      } else if (item.kind != contents::TreeKind::Directory) {
+        report.skipped.push_back(item);
+      }
+    }
+    for (const contents::TreeItem& item : items)
+      if (item.kind == contents::TreeKind::HardLink && actions[item.link] == FileAction::Remove)
+        report.links_removed.push_back(item.path);
+    if (mode_ == TreeMode::InPlace) in_place(items, actions, report);
+    return report;
+  }
+
+ private:
+  // The file's outcome; with `out` (a path), the pruned file is written there
+  // when entries are dropped.
+  TreeFile decide(const contents::TreeItem& item, const std::string* out) {
+    std::shared_ptr<InputFile> in = InputFile::open(item.path);
+    std::optional<OutputFile> file;
+    std::optional<PieceWriter> writer;
+    std::uint64_t written = 0;
+    FileOutcome o = prune_tree_file(*in, selection_, item.path, [&](Bytes b) {
+      written += b.size();
+      if (!out) return;
+      if (!file) {
+        file.emplace(*out);
+        writer.emplace(*file, *in);
+      }
+      (*writer)(b);
+    });
+    TreeFile f{item.path, o.action, std::move(o.report), static_cast<std::uint64_t>(item.st.st_size), 0};
+    if (f.action == FileAction::Write && f.report.dropped() == 0) f.action = FileAction::Copy;
+    f.size_after = f.action == FileAction::Copy ? f.size_before : f.action == FileAction::Remove ? 0 : written;
+    if (out && f.action == FileAction::Write) {
+      if (!file) file.emplace(*out);  // an empty pruned file: the sink got no piece
+      file->copy_mode_from(item.path);
+      file->commit();
+      set_times(*out, item.st, false);
+    }
+    return f;
+  }
+
+  void copy(const std::vector<contents::TreeItem>& items, const std::string& out_dir, TreeReport& report) {
+    std::string pattern = parent_of(out_dir) + "/." + std::filesystem::path(out_dir).lexically_normal().filename().string() + ".XXXXXX";
+    if (!::mkdtemp(pattern.data())) fail(out_dir, "cannot create a folder beside it: {}", errno_text(errno));
+    Staging staging(pattern);
+    auto at = [&](const std::string& relative) { return contents::tree_path(staging.dir(), relative); };
+    std::set<std::string> removed;  // relative paths of files left out
+    std::vector<const contents::TreeItem*> dirs;
+    for (const contents::TreeItem& item : items) {
+      const std::string to = at(item.relative);
+      switch (item.kind) {
+        case contents::TreeKind::Directory:
+          // 0700 while it is filled (the input's may be read-only); its own mode and times at the end.
+          if (!item.relative.empty() && ::mkdir(to.c_str(), 0700) != 0)
+            fail(to, "cannot create the directory: {}", errno_text(errno));
+          dirs.push_back(&item);
+          break;
+        case contents::TreeKind::File: {
+          TreeFile f = decide(item, &to);
+          if (f.action == FileAction::Copy) clone_file(item.path, to, item.st);
+          if (f.action == FileAction::Remove) removed.insert(item.relative);
+          report.files.push_back(std::move(f));
+          break;
+        }
+        case contents::TreeKind::HardLink:
+          report.skipped.push_back(item);
+          if (removed.contains(item.link)) {
+            report.links_removed.push_back(item.path);
+            break;
+          }
+          if (::link(at(item.link).c_str(), to.c_str()) != 0) fail(to, "cannot create the hard link: {}", errno_text(errno));
+          break;
+        case contents::TreeKind::Symlink:
+          report.skipped.push_back(item);
+          if (::symlink(item.link.c_str(), to.c_str()) != 0) fail(to, "cannot create the symbolic link: {}", errno_text(errno));
+          set_times(to, item.st, true);
+          break;
+        case contents::TreeKind::Other:
+          report.skipped.push_back(item);
+          break;
+      }
+    }
+    // Deepest first is not needed (a folder's times do not change when a
+    // subfolder's do), but every folder only after everything was written.
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+      const std::string to = at((*it)->relative);
+      if (::chmod(to.c_str(), (*it)->st.st_mode & 07777) != 0) fail(to, "{}", errno_text(errno));
+      set_times(to, (*it)->st, false);
+    }
+    if (::renameat2(AT_FDCWD, staging.dir().c_str(), AT_FDCWD, out_dir.c_str(), RENAME_NOREPLACE) != 0)
+      fail(out_dir, "cannot rename {} to it: {}", staging.dir(), errno_text(errno));
+    staging.release();
+  }
+
+  void in_place(const std::vector<contents::TreeItem>& items, const std::map<std::string, FileAction>& actions,
+                TreeReport& report) {
+    std::vector<const contents::TreeItem*> touched_dirs;
+    std::map<std::string, const contents::TreeItem*> dir_of;  // relative -> its directory item
+    for (const contents::TreeItem& item : items)
+      if (item.kind == contents::TreeKind::Directory) dir_of[item.relative] = &item;
+    std::set<std::string> changed;
+    auto parent_rel = [](const std::string& rel) {
+      auto slash = rel.rfind('/');
+      return slash == std::string::npos ? std::string() : rel.substr(0, slash);
+    };
+    std::size_t n = 0;
+    for (const contents::TreeItem& item : items) {
+      if (item.kind == contents::TreeKind::File) {
+        FileAction a = actions.at(item.relative);
+        if (a == FileAction::Write) {
+          // The same decision as the dry pass, now written (the input is unchanged since).
+          TreeFile f = decide(item, &item.path);
+          report.files[n].size_after = f.size_after;
+          changed.insert(parent_rel(item.relative));
+        } else if (a == FileAction::Remove) {
+          if (::unlink(item.path.c_str()) != 0) fail(item.path, "cannot remove: {}", errno_text(errno));
+          changed.insert(parent_rel(item.relative));
+        }
+        ++n;
+      } else if (item.kind == contents::TreeKind::HardLink) {
+        FileAction a = actions.at(item.link);
+        if (a == FileAction::Remove) {
+          if (::unlink(item.path.c_str()) != 0) fail(item.path, "cannot remove: {}", errno_text(errno));
+          changed.insert(parent_rel(item.relative));
+        } else if (a == FileAction::Write) {
+          // The rewrite gave the first name a new file: this name follows it.
+          const std::string first = contents::tree_path(root_, item.link);
+          const std::string temp = contents::tree_path(parent_of(item.path), ".offloadtool-link.XXXXXX");
+          std::string name = temp;
+          int fd = ::mkstemp(name.data());
+          if (fd < 0) fail(item.path, "cannot create a temporary name beside it: {}", errno_text(errno));
+          ::close(fd);
+          ::unlink(name.c_str());
+          if (::link(first.c_str(), name.c_str()) != 0) fail(item.path, "cannot link: {}", errno_text(errno));
+          if (::rename(name.c_str(), item.path.c_str()) != 0) {
+            int e = errno;
+            ::unlink(name.c_str());
+            fail(item.path, "cannot rename: {}", errno_text(e));
+          }
+          changed.insert(parent_rel(item.relative));
+        }
+      }
+    }
+    // Renames and removals changed their folders' times: given back.
+    for (const std::string& rel : changed)
+      if (auto it = dir_of.find(rel); it != dir_of.end()) set_times(it->second->path, it->second->st, false);
+  }
+
+  const std::string& root_;
+  const Selection& selection_;
+  TreeMode mode_;
+};
+
+}  // namespace
+
+TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir) {
+  return TreePruner(root, selection, mode).run(out_dir);
+}
+
+}  // namespace ot::prune

@@ -1,0 +1,70 @@
+// Pruning a directory (an install: /opt/rocm): each of its files decided by
+// prune_tree_file, in the order of contents/tree.h, and the tree written
+//
+//   Copy (-o OUTDIR)   a new tree, built in a hidden folder beside OUTDIR and
+//                      renamed to it (RENAME_NOREPLACE) only when complete:
+//                      a failure leaves nothing, and the input is only read
+//   InPlace            every file checked first (a dry pass: a hostile file
+//                      fails before anything changed), then each changed file
+//                      replaced through a temporary file and a rename, as a
+//                      single file is
+//   DryRun             nothing written
+//
+// What the output keeps: unchanged files cloned by the kernel (FICLONE, else
+// copy_file_range), symlinks as symlinks with the same target text, hard links
+// as hard links, the permission bits and the access and modification times
+// (nanoseconds) of files, symlinks and directories (a directory's after it
+// was filled). Fifos, sockets and devices are not copied (the report lists
+// them). Knows nothing of command lines.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "contents/tree.h"
+#include "prune/prune.h"
+
+namespace ot {
+class OutputFile;
+}
+
+namespace ot::prune {
+
+// Hands the pieces of a pruned file to `out`: pieces of the input itself of
+// 16 KiB or more are copied by the kernel where it can (copy_file_range);
+// smaller ones are read with pread, since touching the mapping maps in 64 KiB
+// around each (a CUDA library's thousands of entries: 59 MB resident).
+class PieceWriter {
+ public:
+  PieceWriter(OutputFile& out, const InputFile& in) : out_(out), in_(in) {}
+  void operator()(Bytes b);
+
+ private:
+  OutputFile& out_;
+  const InputFile& in_;
+  std::vector<std::byte> small_ = std::vector<std::byte>(16u << 10);
+};
+
+enum class TreeMode { DryRun, Copy, InPlace };
+
+struct TreeFile {
+  std::string path;       // as the user would type it (contents::TreeItem::path)
+  FileAction action = FileAction::Copy;  // Write only where entries were dropped
+  Report report;          // Copy of a file without device code: empty
+  std::uint64_t size_before = 0, size_after = 0;
+};
+
+struct TreeReport {
+  std::string root;
+  std::vector<TreeFile> files;                 // every regular file, in tree order
+  std::vector<contents::TreeItem> skipped;     // symlinks, hard links, special files, in tree order
+  std::vector<std::string> links_removed;      // hard links (paths) of removed files, left out too
+};
+
+// Prunes the tree at `root` (see above); `out_dir` only for Copy. Errors
+// name the file or directory.
+TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir);
+
+}  // namespace ot::prune
