@@ -5,17 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <memory>
-#include <optional>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <utility>
 
-#include "compat/code_object.h"
 #include "support/error.h"
-#include "support/mapped_file.h"
 
 namespace ot::contents {
 namespace {
@@ -150,60 +145,6 @@ std::vector<TreeItem> read_tree(const std::string& root) {
     }
   }
   return items;
-}
-
-namespace {
-
-// Forwards the walk, counting what it finds.
-class Counting : public Visitor {
- public:
-  explicit Counting(Visitor& v) : v_(v) {}
-  std::uint64_t found = 0;
-  void bundle(const BundleSite& b) override { v_.bundle(b); }
-  void container(const Container& c) override {
-    found += c.refused_duplicates.size();
-    v_.container(c);
-  }
-  void entry(const Container& c, const Entry& e) override {
-    ++found;
-    v_.entry(c, e);
-  }
-  bool wants_code_object_headers() const override { return v_.wants_code_object_headers(); }
-
- private:
-  Visitor& v_;
-};
-
-}  // namespace
-
-bool walk_tree_file(const std::string& path, Visitor& v, const Limits& limits) {
-  std::shared_ptr<InputFile> in = InputFile::open(path);
-  Counting counting(v);
-  walk_input(*in, counting, limits, path);
-  if (counting.found) return true;
-  std::array<std::byte, 64> head{};
-  const std::uint64_t n = std::min<std::uint64_t>(in->size(), head.size());
-  in->read_at(0, head.data(), n);
-  std::optional<compat::CodeObjectTarget> t = compat::amdgpu_code_object(Bytes(head.data(), n));
-  // An unknown processor names no target to charge the bytes to: left out, as the walker leaves it.
-  if (!t || t->target_id.empty()) return false;
-  Container c;
-  c.file = path;
-  c.chain = {{path, false}, {"code object", false}};
-  v.container(c);
-  Entry e;
-  e.id = "amdgcn-amd-amdhsa--" + t->target_id;
-  e.bundle_id = "hipv4-amdgcn-amd-amdhsa--" + t->target_id;
-  e.target = e.bundle_id;
-  if (v.wants_code_object_headers()) {
-    e.processor = t->target_id;
-    e.code_object = t->target_id;
-  }
-  e.size = e.uncompressed_size = in->size();
-  e.offset = 0;
-  e.bytes = in->bytes();
-  v.entry(c, e);
-  return true;
 }
 
 const char* other_kind_name(const struct stat& st) {

@@ -23,8 +23,6 @@
 #include <string>
 #include <vector>
 
-#include "contents/walker.h"
-
 namespace ot::contents {
 
 enum class TreeKind { Directory, File, HardLink, Symlink, Other };
@@ -48,15 +46,6 @@ std::string tree_path(const std::string& root, const std::string& relative);
 
 // The root (first, relative "") and everything under it, in the order above.
 std::vector<TreeItem> read_tree(const std::string& root);
-
-// walk_file of a directory's file, which may also be a bare AMDGPU code object
-// (a Tensile library's TensileLibrary_gfx90a.co, a .hsaco: device code no
-// container holds, which the walker does not count). Such a file is one
-// container, "<path>, code object", of one entry whose ID is the ISA name the
-// runtimes give it ("amdgcn-amd-amdhsa--gfx90a:xnack-") and whose target is
-// the HIP bundle ID of that processor, so that `size` charges it to the same
-// GPU as the libraries' entries. Returns whether the visitor got any entry.
-bool walk_tree_file(const std::string& path, Visitor& v, const Limits& limits = {});
 
 // "fifo", "socket", "character device", "block device": what an Other item is.
 const char* other_kind_name(const struct stat& st);

@@ -163,35 +163,35 @@ class TreePruner {
 
   TreeReport run(const std::string& out_dir) {
     TreeReport report;
-    report.root = root_;
+    report.container = "directory";
     const std::vector<contents::TreeItem> items = contents::read_tree(root_);
     if (mode_ == TreeMode::Copy) {
       check_out_dir(root_, out_dir);
       copy(items, out_dir, report);
-      return report;
-    }
-    // A dry pass first: every file checked before anything changes.
-    std::map<std::string, FileAction> actions;
-    for (const contents::TreeItem& item : items) {
-      if (item.kind == contents::TreeKind::File) {
-        TreeFile f = decide(item, nullptr);
-        actions[item.relative] = f.action;
-        report.files.push_back(std::move(f));
-      } else if (item.kind != contents::TreeKind::Directory) {
-        report.skipped.push_back(item);
+    } else {
+      // A dry pass first: every file checked before anything changes.
+      std::map<std::string, FileAction> actions;
+      for (const contents::TreeItem& item : items) {
+        if (item.kind != contents::TreeKind::File) continue;
+        auto f = decide(item, nullptr);
+        actions[item.relative] = f.first.action;
+        add(report, item, std::move(f));
       }
+      for (const contents::TreeItem& item : items)
+        if (item.kind != contents::TreeKind::File && item.kind != contents::TreeKind::Directory)
+          note(report, item, item.kind == contents::TreeKind::HardLink && actions[item.link] == FileAction::Remove);
+      if (mode_ == TreeMode::InPlace) in_place(items, actions);
     }
-    for (const contents::TreeItem& item : items)
-      if (item.kind == contents::TreeKind::HardLink && actions[item.link] == FileAction::Remove)
-        report.links_removed.push_back(item.path);
-    if (mode_ == TreeMode::InPlace) in_place(items, actions, report);
+    if (report.files.empty() && !selection_.allow_empty)
+      fail(root_, "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin, bare "
+           "code object or bundle section in any of its files)");
     return report;
   }
 
  private:
-  // The file's outcome; with `out` (a path), the pruned file is written there
-  // when entries are dropped.
-  TreeFile decide(const contents::TreeItem& item, const std::string* out) {
+  // The file's outcome (its action: Write only where entries were dropped)
+  // and its size after; with `out` (a path), the pruned file is written there.
+  std::pair<FileReport, std::uint64_t> decide(const contents::TreeItem& item, const std::string* out) {
     std::shared_ptr<InputFile> in = InputFile::open(item.path);
     std::optional<OutputFile> file;
     std::optional<PieceWriter> writer;
@@ -205,16 +205,43 @@ class TreePruner {
       }
       (*writer)(b);
     });
-    TreeFile f{item.path, o.action, std::move(o.report), static_cast<std::uint64_t>(item.st.st_size), 0};
+    FileReport f{item.path, o.action, std::move(o.report)};
     if (f.action == FileAction::Write && f.report.dropped() == 0) f.action = FileAction::Copy;
-    f.size_after = f.action == FileAction::Copy ? f.size_before : f.action == FileAction::Remove ? 0 : written;
+    const auto before = static_cast<std::uint64_t>(item.st.st_size);
+    const std::uint64_t after = f.action == FileAction::Copy ? before : f.action == FileAction::Remove ? 0 : written;
     if (out && f.action == FileAction::Write) {
       if (!file) file.emplace(*out);  // an empty pruned file: the sink got no piece
       file->copy_mode_from(item.path);
       file->commit();
       set_times(*out, item.st, false);
     }
-    return f;
+    return {std::move(f), after};
+  }
+
+  // A file into the report: its sizes, and its row when it has device code.
+  void add(TreeReport& report, const contents::TreeItem& item, std::pair<FileReport, std::uint64_t> f) {
+    report.size_before += static_cast<std::uint64_t>(item.st.st_size);
+    report.size_after += f.second;
+    if (f.first.action != FileAction::Copy || !f.first.report.entries.empty()) report.files.push_back(std::move(f.first));
+  }
+
+  void note(TreeReport& report, const contents::TreeItem& item, bool link_removed = false) {
+    switch (item.kind) {
+      case contents::TreeKind::Symlink:
+        report.notes.push_back(fmt::format("{}: symbolic link to {}, not followed{}", item.path, item.link,
+                                           mode_ == TreeMode::DryRun ? "" : " (kept as a link)"));
+        break;
+      case contents::TreeKind::HardLink:
+        report.notes.push_back(fmt::format("{}: hard link to {}, read once{}", item.path,
+                                           contents::tree_path(root_, item.link),
+                                           link_removed ? " (removed with it)"
+                                           : mode_ == TreeMode::DryRun ? ""
+                                                                       : " (kept as a hard link)"));
+        break;
+      default:
+        report.notes.push_back(fmt::format("{}: {}, skipped", item.path, contents::other_kind_name(item.st)));
+        break;
+    }
   }
 
   void copy(const std::vector<contents::TreeItem>& items, const std::string& out_dir, TreeReport& report) {
@@ -234,27 +261,24 @@ class TreePruner {
           dirs.push_back(&item);
           break;
         case contents::TreeKind::File: {
-          TreeFile f = decide(item, &to);
-          if (f.action == FileAction::Copy) clone_file(item.path, to, item.st);
-          if (f.action == FileAction::Remove) removed.insert(item.relative);
-          report.files.push_back(std::move(f));
+          auto f = decide(item, &to);
+          if (f.first.action == FileAction::Copy) clone_file(item.path, to, item.st);
+          if (f.first.action == FileAction::Remove) removed.insert(item.relative);
+          add(report, item, std::move(f));
           break;
         }
         case contents::TreeKind::HardLink:
-          report.skipped.push_back(item);
-          if (removed.contains(item.link)) {
-            report.links_removed.push_back(item.path);
-            break;
-          }
+          note(report, item, removed.contains(item.link));
+          if (removed.contains(item.link)) break;
           if (::link(at(item.link).c_str(), to.c_str()) != 0) fail(to, "cannot create the hard link: {}", errno_text(errno));
           break;
         case contents::TreeKind::Symlink:
-          report.skipped.push_back(item);
+          note(report, item);
           if (::symlink(item.link.c_str(), to.c_str()) != 0) fail(to, "cannot create the symbolic link: {}", errno_text(errno));
           set_times(to, item.st, true);
           break;
         case contents::TreeKind::Other:
-          report.skipped.push_back(item);
+          note(report, item);
           break;
       }
     }
@@ -270,8 +294,7 @@ class TreePruner {
     staging.release();
   }
 
-  void in_place(const std::vector<contents::TreeItem>& items, const std::map<std::string, FileAction>& actions,
-                TreeReport& report) {
+  void in_place(const std::vector<contents::TreeItem>& items, const std::map<std::string, FileAction>& actions) {
     std::vector<const contents::TreeItem*> touched_dirs;
     std::map<std::string, const contents::TreeItem*> dir_of;  // relative -> its directory item
     for (const contents::TreeItem& item : items)
@@ -281,20 +304,17 @@ class TreePruner {
       auto slash = rel.rfind('/');
       return slash == std::string::npos ? std::string() : rel.substr(0, slash);
     };
-    std::size_t n = 0;
     for (const contents::TreeItem& item : items) {
       if (item.kind == contents::TreeKind::File) {
         FileAction a = actions.at(item.relative);
         if (a == FileAction::Write) {
           // The same decision as the dry pass, now written (the input is unchanged since).
-          TreeFile f = decide(item, &item.path);
-          report.files[n].size_after = f.size_after;
+          decide(item, &item.path);
           changed.insert(parent_rel(item.relative));
         } else if (a == FileAction::Remove) {
           if (::unlink(item.path.c_str()) != 0) fail(item.path, "cannot remove: {}", errno_text(errno));
           changed.insert(parent_rel(item.relative));
         }
-        ++n;
       } else if (item.kind == contents::TreeKind::HardLink) {
         FileAction a = actions.at(item.link);
         if (a == FileAction::Remove) {

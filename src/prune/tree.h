@@ -15,7 +15,8 @@
 // as hard links, the permission bits and the access and modification times
 // (nanoseconds) of files, symlinks and directories (a directory's after it
 // was filled). Fifos, sockets and devices are not copied (the report lists
-// them). Knows nothing of command lines.
+// them). Each file is decided by prune_tree_file (prune.h). Knows nothing of
+// command lines.
 #pragma once
 
 #include <cstdint>
@@ -49,22 +50,12 @@ class PieceWriter {
 
 enum class TreeMode { DryRun, Copy, InPlace };
 
-struct TreeFile {
-  std::string path;       // as the user would type it (contents::TreeItem::path)
-  FileAction action = FileAction::Copy;  // Write only where entries were dropped
-  Report report;          // Copy of a file without device code: empty
-  std::uint64_t size_before = 0, size_after = 0;
-};
-
-struct TreeReport {
-  std::string root;
-  std::vector<TreeFile> files;                 // every regular file, in tree order
-  std::vector<contents::TreeItem> skipped;     // symlinks, hard links, special files, in tree order
-  std::vector<std::string> links_removed;      // hard links (paths) of removed files, left out too
-};
-
-// Prunes the tree at `root` (see above); `out_dir` only for Copy. Errors
-// name the file or directory.
+// Prunes the tree at `root` (see above); `out_dir` only for Copy. The report
+// (prune.h's, shared with packages) names the files as the user would type
+// them (contents::TreeItem::path); its notes say what was not read: each
+// symlink (recreated as a link), later hard link (recreated, or left out
+// with the file it names) and special file (not copied). Errors name the
+// file or directory.
 TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir);
 
 }  // namespace ot::prune

@@ -281,11 +281,7 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
     try {
       {
         Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)), true);
-        // A directory's file may also be a bare code object (contents/tree.h).
-        if (required)
-          contents::walk_file(file, listing, with_progress(o.limits, progress));
-        else
-          contents::walk_tree_file(file, listing, with_progress(o.limits, progress));
+        contents::walk_file(file, listing, with_progress(o.limits, progress));
       }
       if (required && listing.found() == 0) fail_no_device_code(file);
     } catch (const Error& e) {

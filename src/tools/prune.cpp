@@ -67,77 +67,68 @@ std::string json_report(const PruneOptions& o, const prune::Report& r) {
       static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after), notes);
 }
 
-// A directory's report (prune/tree.h). TODO(issue 27): the lead's shared
-// multi-file report type and writer replace these two when they land.
-const char* action_name(prune::FileAction a) {
-  return a == prune::FileAction::Write ? "write" : a == prune::FileAction::Remove ? "remove" : "copy";
+// A directory's or package's report (prune::TreeReport): the files with
+// device code, what each lost, the bytes dropped per target.
+std::string_view action_name(const prune::FileReport& f) {
+  switch (f.action) {
+    case prune::FileAction::Remove: return "remove";
+    case prune::FileAction::Write: return f.report.dropped() ? "prune" : "copy";
+    case prune::FileAction::Copy: return "copy";
+  }
+  return "copy";
 }
 
-// Files without device code are left out of the report (an install has thousands).
-bool reported(const prune::TreeFile& f) { return f.action != prune::FileAction::Copy || !f.report.entries.empty(); }
-
-std::string tree_text(const prune::TreeReport& t, SizeStyle sizes) {
+std::string tree_text_report(const prune::TreeReport& t, SizeStyle sizes) {
   std::string out;
-  std::uint64_t before = 0, after = 0, written = 0, removed = 0;
-  std::map<std::string, std::uint64_t> saved_by_target;
-  for (const prune::TreeFile& f : t.files) {
-    before += f.size_before;
-    after += f.size_after;
-    if (!reported(f)) continue;
-    written += f.action == prune::FileAction::Write;
-    removed += f.action == prune::FileAction::Remove;
-    if (f.action == prune::FileAction::Remove)
-      out += fmt::format("{}: removed ({}), {} saved\n", printable(f.path), printable(f.report.container),
-                         size_text(f.size_before, sizes));
-    else
-      out += fmt::format("{}: {}: {} of {} entries dropped, {} -> {} ({} saved)\n", printable(f.path),
-                         printable(f.report.container), f.report.dropped(), f.report.entries.size(),
-                         size_text(f.size_before, sizes), size_text(f.size_after, sizes),
-                         size_text(f.size_before - std::min(f.size_before, f.size_after), sizes));
-    for (const prune::EntryReport& e : f.report.entries) {
-      if (e.kept) continue;
-      saved_by_target[e.id] += e.size;
-      out += fmt::format("  drop {} ({}){}{}\n", printable(e.id), size_text(e.size, sizes), e.where.empty() ? "" : " in ",
-                         printable(e.where));
-    }
+  for (const prune::FileReport& f : t.files) {
+    const prune::Report& r = f.report;
+    out += fmt::format("{} {}: {} of {} entries dropped, {} -> {}\n", action_name(f), printable(f.path), r.dropped(),
+                       r.entries.size(), size_text(r.size_before, sizes), size_text(r.size_after, sizes));
+    for (const std::string& n : r.notes) out += fmt::format("  note: {}\n", printable(n));
   }
-  for (const contents::TreeItem& item : t.skipped)
-    out += fmt::format("{}: {}\n", printable(item.path), printable(skipped_text(item, t.root)));
-  for (const std::string& p : t.links_removed) out += fmt::format("{}: removed with the file it links to\n", printable(p));
-  for (const auto& [id, n] : saved_by_target) out += fmt::format("dropped for {}: {} of device code\n", printable(id), size_text(n, sizes));
-  out += fmt::format("{}: {} files, {} rewritten, {} removed, {} -> {} ({} saved)\n", printable(t.root), t.files.size(),
-                     written, removed, size_text(before, sizes), size_text(after, sizes),
-                     size_text(before - std::min(before, after), sizes));
+  for (const prune::TreeReport::Dropped& d : t.dropped_by_target())
+    out += fmt::format("dropped {}: {} entries, {}\n", printable(d.target), d.entries, size_text(d.bytes, sizes));
+  for (const std::string& n : t.notes) out += fmt::format("note: {}\n", printable(n));
+  out += fmt::format("{}: {} files with device code, {} -> {} ({} saved)\n", printable(t.container), t.files.size(),
+                     size_text(t.size_before, sizes), size_text(t.size_after, sizes),
+                     size_text(t.size_before > t.size_after ? t.size_before - t.size_after : 0, sizes));
   return out;
 }
 
-std::string tree_json(const prune::TreeReport& t, bool written) {
+std::string notes_json(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const std::string& n : notes) out += fmt::format("{}{}", out.empty() ? "" : ", ", json::str(n));
+  return out;
+}
+
+std::string saved_json(std::uint64_t before, std::uint64_t after) {
+  return std::to_string(static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after));
+}
+
+std::string tree_json_report(const std::string& input, bool written, const prune::TreeReport& t) {
   std::string files;
-  std::uint64_t before = 0, after = 0;
-  for (const prune::TreeFile& f : t.files) {
-    before += f.size_before;
-    after += f.size_after;
-    if (!reported(f)) continue;
+  for (const prune::FileReport& f : t.files) {
+    const prune::Report& r = f.report;
     std::string entries;
-    for (const prune::EntryReport& e : f.report.entries)
+    for (const prune::EntryReport& e : r.entries)
       entries += fmt::format("{}{{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", entries.empty() ? "" : ", ",
                              json::str(e.id), e.size, e.kept,
                              e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
-    files += fmt::format("{}\n    {{\"file\": {}, \"action\": \"{}\", \"container\": {}, \"entries\": [{}], "
-                         "\"size_before\": {}, \"size_after\": {}, \"saved\": {}}}",
-                         files.empty() ? "" : ",", json::str(f.path), action_name(f.action), json::str(f.report.container),
-                         entries, f.size_before, f.size_after,
-                         static_cast<std::int64_t>(f.size_before) - static_cast<std::int64_t>(f.size_after));
+    files += fmt::format(
+        "{}\n    {{\"path\": {}, \"action\": {}, \"container\": {}, \"entries\": [{}], \"size_before\": {}, "
+        "\"size_after\": {}, \"saved\": {}, \"notes\": [{}]}}",
+        files.empty() ? "" : ",", json::str(f.path), json::str(action_name(f)), json::str(r.container), entries,
+        r.size_before, r.size_after, saved_json(r.size_before, r.size_after), notes_json(r.notes));
   }
-  fmt::memory_buffer skipped;
-  for (const contents::TreeItem& item : t.skipped) append_skipped_json(skipped, item, t.root);
-  std::string removed;
-  for (const std::string& p : t.links_removed) removed += fmt::format("{}{}", removed.empty() ? "" : ", ", json::str(p));
-  return fmt::format("{{\n  \"schema\": \"offloadtool-prune-tree/1\",\n  \"root\": {},\n  \"written\": {},\n"
-                     "  \"files\": [{}\n  ],\n  \"skipped\": [{}\n  ],\n  \"links_removed\": [{}],\n"
-                     "  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {}\n}}\n",
-                     json::str(t.root), written, files, std::string_view(skipped.data(), skipped.size()), removed, before,
-                     after, static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after));
+  std::string dropped;
+  for (const prune::TreeReport::Dropped& d : t.dropped_by_target())
+    dropped += fmt::format("{}\n    {{\"target\": {}, \"entries\": {}, \"bytes\": {}}}", dropped.empty() ? "" : ",",
+                           json::str(d.target), d.entries, d.bytes);
+  return fmt::format(
+      "{{\n  \"schema\": {},\n  \"input\": {},\n  \"container\": {},\n  \"written\": {},\n  \"files\": [{}\n  ],\n"
+      "  \"dropped\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {},\n  \"notes\": [{}]\n}}\n",
+      json::str(json::schema_name(json::Schema::PruneTree)), json::str(input), json::str(t.container), written, files,
+      dropped, t.size_before, t.size_after, saved_json(t.size_before, t.size_after), notes_json(t.notes));
 }
 
 int prune_directory(const PruneOptions& o, const prune::Selection& selection) {
@@ -145,9 +136,9 @@ int prune_directory(const PruneOptions& o, const prune::Selection& selection) {
   prune::TreeMode mode = o.dry_run ? prune::TreeMode::DryRun : o.in_place ? prune::TreeMode::InPlace : prune::TreeMode::Copy;
   prune::TreeReport t = prune::prune_tree(o.input, selection, mode, o.output);
   if (o.json)
-    print(tree_json(t, !o.dry_run));
+    print(tree_json_report(o.input, !o.dry_run, t));
   else if (o.dry_run)
-    print(tree_text(t, o.sizes));
+    print(tree_text_report(t, o.sizes));
   return 0;
 }
 

@@ -209,11 +209,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     try {
       {
         Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)));
-        // A directory's file may also be a bare code object (contents/tree.h).
-        if (required)
-          contents::walk_file(file, sizer, with_progress(o.limits, progress));
-        else
-          contents::walk_tree_file(file, sizer, with_progress(o.limits, progress));
+        contents::walk_file(file, sizer, with_progress(o.limits, progress));
       }
       sizer.done();
       if (sizer.found == 0) {
