@@ -14,6 +14,7 @@
 #include "archive/ar_reader.h"
 #include "bundler/archive_unbundle.h"
 #include "bundler/bundle_input.h"
+#include "contents/tree.h"
 #include "contents/walker.h"
 #include "formats/nv_fatbin.h"
 #include "support/llvm_path.h"
@@ -147,10 +148,11 @@ std::string prepare_dir(const std::string& dir) {
 // The walk's visitor: selects, names and writes each entry as it is visited.
 class Extractor : public contents::Visitor {
  public:
+  // `taken`: the names given so far, shared by the files of a directory.
   Extractor(const Config& config, const InputFile& in, const std::vector<BundleId>& requested, Staging& staging,
-            std::string prefix, const contents::Limits& limits)
+            std::string prefix, const contents::Limits& limits, std::set<std::string>& taken)
       : config_(config), in_(in), requested_(requested), found_(requested.size(), false), staging_(staging),
-        prefix_(std::move(prefix)), limits_(limits), input_is_ar_(is_ar(in)) {}
+        prefix_(std::move(prefix)), limits_(limits), input_is_ar_(is_ar(in)), taken_(taken) {}
 
   void container(const contents::Container& c) override {
     // The bundle reader refuses such a bundle: its entries cannot be told apart.
@@ -398,7 +400,7 @@ class Extractor : public contents::Visitor {
   std::string prefix_;
   const contents::Limits& limits_;  // the walk's, for fatbin_entry's second walk
   bool input_is_ar_;                // the input is an ar archive: its members' fatbin entries are named after it
-  std::set<std::string> taken_;
+  std::set<std::string>& taken_;
   std::vector<ExtractedFile> written_;
   // fatbin_entry's: cubins, PTX and others per base name, the objects whose
   // .nv_fatbin was seen, and the numbers of a second walk where it took one.
@@ -412,18 +414,36 @@ class Extractor : public contents::Visitor {
 std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<BundleId>& targets,
                                           const std::string& dir, const contents::Limits& limits) {
   const std::string& path = config.inputs[0];
-  auto in = open_first_input(config);
+  // A directory: each of its regular files as an input, in the tree's order
+  // (contents/tree.h), into one staging folder (all or nothing) with one set
+  // of names (a file's duplicates of another's are numbered, never replaced).
+  const bool tree = contents::is_directory(path);
+  std::vector<std::string> files;
+  if (tree) {
+    for (const contents::TreeItem& item : contents::read_tree(path))
+      if (item.kind == contents::TreeKind::File) files.push_back(item.path);
+  } else {
+    files.push_back(path);
+  }
   const auto [names, requested] = standardised(targets, config.id_rules);
   // Folder first, so that a bad folder fails before any work.
   const std::string prefix = prepare_dir(dir);
   Staging staging(prefix);
-  Extractor x(config, *in, requested, staging, prefix, limits);
-  contents::walk_input(*in, x, limits);
+  std::set<std::string> taken;
+  std::vector<bool> found(targets.size(), false);
+  std::vector<ExtractedFile> written;
+  for (const std::string& file : files) {
+    auto in = tree ? InputFile::open(file) : open_first_input(config);
+    Extractor x(config, *in, requested, staging, prefix, limits, taken);
+    contents::walk_input(*in, x, limits, tree ? file : std::string());
+    for (std::size_t i = 0; i < targets.size(); ++i) found[i] = found[i] || x.found()[i];
+    for (ExtractedFile& f : x.take_written()) written.push_back(std::move(f));
+  }
   for (std::size_t i = 0; i < targets.size(); ++i)
-    if (!x.found()[i] && !config.allow_missing_bundles)
+    if (!found[i] && !config.allow_missing_bundles)
       fail_llvm("no compatible code object found for the target '{}' in {}", names[i], path);
   staging.move_all();
-  return x.take_written();
+  return written;
 }
 
 }  // namespace ot::bundler

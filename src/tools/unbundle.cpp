@@ -33,6 +33,10 @@ Without --extract-dir, every --target is "<bundle id>=<output file>":
   object of every member, byte for byte what clang-offload-bundler -type=a
   writes (members named <stem>-<bundle id><stem><ext>, ':' as '_').
 
+With --extract-dir, the input may be a directory: each of its regular files is
+read as an input, in byte order of the paths (symbolic links not followed, a
+file with several hard links once), all into DIR with one set of names.
+
 With --extract-dir DIR, every --target is a bare bundle ID (none: every entry)
 and each selected code object becomes one file in DIR (created if missing),
 named as it would be in a device archive after the innermost archive or
@@ -74,6 +78,26 @@ struct UnbundleOptions {
 int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
   bundler::Config c = make_config();
   c.inputs = {o.input};
+  // A directory is read file by file, with --extract-dir only (bundler/extract_dir.h).
+  if (!o.extract_dir.empty() && contents::is_directory(o.input)) {
+    if (o.check_archive) fail(o.input, "--check-input-archive needs an archive input");
+    for (const std::string& p : o.pairs) {
+      if (p.find('=') != std::string::npos)
+        fail("", "'{}': with --extract-dir, --target takes a bundle ID without '=<file>' (see '{} --help')", p, inv.prog);
+      c.targets.push_back(p);
+    }
+    auto targets = bundler::check_targets(c, true);
+    std::vector<bundler::ExtractedFile> written;
+    {
+      Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(o.input)));
+      written = bundler::extract_to_dir(c, targets, o.extract_dir, with_progress(o.limits, progress));
+    }
+    if (written.empty() && c.targets.empty()) fail_no_device_code(o.input);
+    for (const bundler::ExtractedFile& f : written)
+      if (o.verbose)
+        print(fmt::format("{}\t{}\t{}\n", printable(f.path), printable(f.member), printable(f.bundle_id)));
+    return 0;
+  }
   // Opened once: standard input serves the type's detection and the work.
   c.first_input = InputFile::open(o.input);
   c.type = o.type.empty() ? type_from_content(*c.first_input) : o.type;
