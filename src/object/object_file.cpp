@@ -1,5 +1,7 @@
 #include "object/object_file.h"
 
+#include "object/pe_image.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -98,11 +100,6 @@ bool looks_like_coff(Bytes data) {
   return coff_object_machine(load_le<std::uint16_t>(data.data()));
 }
 
-bool is_pe_image(Bytes data) {
-  if (!starts_with(data, "MZ") || data.size() < 0x40) return false;
-  std::uint32_t pe = load_le<std::uint32_t>(data.data() + 0x3c);
-  return pe <= data.size() && starts_with(data.subspan(pe), std::string_view("PE\0\0", 4));
-}
 
 // ---------------------------------------------------------------------------
 // COFF long section names
