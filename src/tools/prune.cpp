@@ -240,8 +240,9 @@ cli::AppletBody define_prune(CLI::App& app) {
       ->excludes(output);
   app.add_flag("--dry-run", o->dry_run, "write nothing; print what would go and the bytes saved");
   app.add_flag("--json", o->json,
-               fmt::format("print the report as one JSON object (schema {}; offloadtool-json(7))",
-                           json::schema_name(json::Schema::Prune)));
+               fmt::format("print the report as one JSON object (schema {} for a file, {} for a directory or "
+                           "package; offloadtool-json(7))",
+                           json::schema_name(json::Schema::Prune), json::schema_name(json::Schema::PruneTree)));
   add_bytes_flag(app, o->sizes, "with --dry-run: ");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
   app.add_flag("--strip-signature", o->strip_signature,
