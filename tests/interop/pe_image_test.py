@@ -128,8 +128,10 @@ def records(path, secname, magic):
     return out
 
 
-def build(root, triple, machine):
-    """Two HIP translation units (two bundles in .hip_fat), the stand-in runtime, a DLL and an EXE."""
+def build(root, triple, machine, mingw=False):
+    """Two HIP translation units (two bundles in .hip_fat), the stand-in runtime, a DLL and an EXE. MinGW:
+    with DWARF, linked by ld.lld as GNU ld's i386pep (its images keep a COFF symbol and string table, and the
+    .debug_* sections' long names in it, after the device code)."""
     os.makedirs(root, exist_ok=True)
     d = harness.Folder(root)
     objs = []
@@ -137,10 +139,17 @@ def build(root, triple, machine):
         src = d.path(f'{n}.hip')
         harness.write(src, PRELUDE + f'extern "C" __global__ void k{n}(int *p) {{ p[0] = 1; }}\n'.encode())
         harness.run([harness.CLANGXX, '-x', 'hip', f'--target={triple}'] + [f'--offload-arch={a}' for a in archs] +
-                    ['-nogpuinc', '-nogpulib', '-c', src, '-o', d.path(f'{n}.obj')], check=True)
+                    ['-nogpuinc', '-nogpulib', '-c', src, '-o', d.path(f'{n}.obj')] + (['-g'] if mingw else []),
+                    check=True)
         objs.append(d.path(f'{n}.obj'))
     harness.write(d.path('rt.c'), RUNTIME)
-    harness.run([harness.CLANG, f'--target={triple}', '-c', d.path('rt.c'), '-o', d.path('rt.obj')], check=True)
+    harness.run([harness.CLANG, f'--target={triple}', '-c', d.path('rt.c'), '-o', d.path('rt.obj')] +
+                (['-g'] if mingw else []), check=True)
+    if mingw:
+        for out, extra in (('k.dll', ['--shared']), ('k.exe', ['--subsystem', 'console'])):
+            harness.run([harness.LLD, '-m', 'i386pep', '-e', 'entry', '-o', d.path(out)] + extra + objs +
+                        [d.path('rt.obj')], check=True)
+        return d
     common = ['/nodefaultlib', f'/machine:{machine}'] + objs + [d.path('rt.obj')]
     harness.run([LLD_LINK, '/dll', '/noentry', '/release', '/export:__device_stub__ka', '/out:' + d.path('k.dll')] +
                 common, check=True)
@@ -343,6 +352,17 @@ def cases(root):
     check_hostile(d)
     if harness.RELEASE == '22':
         check_cuda(root)
+    # MinGW: long section names from the string table, DWARF after the device code.
+    m = build(os.path.join(root, 'mingw'), 'x86_64-w64-windows-gnu', None, mingw=True)
+    for name in ('k.dll', 'k.exe'):
+        check_reading(f'mingw {name}', m, name)
+        check_prune(f'mingw {name}', m, name)
+        names = [s['Name'] for s in sections(m.path('p-' + name))]
+        check(f'mingw {name}: the .debug_* sections keep their long names', '.debug_info' in names, names)
+        r = harness.run([harness.llvm('llvm-dwarfdump'), '--verify', m.path('p-' + name)], text=True)
+        check(f'mingw {name}: llvm-dwarfdump --verify passes on the pruned image', r.returncode == 0, r.stdout[-1000:])
+        nm = [harness.run([harness.llvm('llvm-nm'), p], text=True).stdout for p in (m.path(name), m.path('p-' + name))]
+        check(f'mingw {name}: llvm-nm reads the same symbol table', nm[0] == nm[1] and nm[0], nm[1][:300])
     # ARM64: the same reading and pruning.
     a = build(os.path.join(root, 'arm64'), 'aarch64-pc-windows-msvc', 'arm64')
     check_reading('arm64 k.dll', a, 'k.dll')
@@ -350,5 +370,5 @@ def cases(root):
 
 
 if __name__ == '__main__':
-    sys.exit(harness.run_suite('pe-image', cases, needs=[harness.CLANGXX, LLD_LINK, READOBJ, OBJCOPY, OBJDUMP,
+    sys.exit(harness.run_suite('pe-image', cases, needs=[harness.CLANGXX, LLD_LINK, harness.LLD, READOBJ, OBJCOPY, OBJDUMP,
                                                         harness.LLVM_BUNDLER]))
