@@ -299,6 +299,111 @@ def check_cuda(root):
               len(recs) == 1 and packed[recs[0][1] - base - va:][:4] == struct.pack('<I', 0xBA55ED50), recs)
 
 
+WINE = '/usr/lib/wine/wine64'  # Debian's wine64 (the `wine` package's /usr/bin/wine is not needed)
+KERNEL32_DEF = b"""LIBRARY kernel32.dll
+EXPORTS
+CreateFileA
+WriteFile
+CloseHandle
+ExitProcess
+"""
+# The stand-in runtime DLL: each registration writes the fat binary its record
+# points at (as far as its own header says) to registered-<n>.bin.
+HIPRT = b'''
+__declspec(dllimport) void *__stdcall CreateFileA(const char *, unsigned long, unsigned long, void *, unsigned long,
+                                                 unsigned long, void *);
+__declspec(dllimport) int __stdcall WriteFile(void *, const void *, unsigned long, unsigned long *, void *);
+__declspec(dllimport) int __stdcall CloseHandle(void *);
+static int count;
+static void save(const unsigned char *p, unsigned long long n) {
+  char name[] = "registered-0.bin";
+  unsigned long done;
+  name[11] = (char)('0' + count++);
+  void *h = CreateFileA(name, 0x40000000 /* GENERIC_WRITE */, 0, 0, 2 /* CREATE_ALWAYS */, 0x80, 0);
+  WriteFile(h, p, (unsigned long)n, &done, 0);
+  CloseHandle(h);
+}
+struct wrapper { unsigned magic, version; const unsigned char *binary; void *unused; };
+__declspec(dllexport) void **__hipRegisterFatBinary(struct wrapper *w) {
+  static void *h;
+  const unsigned char *b = w->binary;  /* "__CLANG_OFFLOAD_BUNDLE__", u64 n, n x {u64 offset, u64 size, u64 idlen, id} */
+  unsigned long long n = *(const unsigned long long *)(b + 24), end = 0, at = 32;
+  for (unsigned long long i = 0; i < n; ++i) {
+    unsigned long long off = *(const unsigned long long *)(b + at), size = *(const unsigned long long *)(b + at + 8);
+    at += 24 + *(const unsigned long long *)(b + at + 16);
+    if (off + size > end) end = off + size;
+  }
+  save(b, end);
+  return &h;
+}
+__declspec(dllexport) void __hipRegisterFunction(void **h, const void *f, char *d, const char *n, int t, void *a,
+                                                 void *b, void *c, void *e, int *s) {}
+__declspec(dllexport) void __hipUnregisterFatBinary(void **h) {}
+__declspec(dllexport) int __hipPopCallConfiguration(void *g, void *b, unsigned long long *s, void *st) { return 0; }
+__declspec(dllexport) int hipLaunchKernel(const void *f, void *g, void *b, void **a, unsigned long long s, void *st) {
+  return 0;
+}
+'''
+# The program: runs the .CRT$XCU initializers (the registration) as the MSVC
+# CRT would, between its .CRT$XCA and .CRT$XCZ markers, then exits.
+CRT = b'''
+__declspec(dllimport) void __stdcall ExitProcess(unsigned);
+typedef void (*init)(void);
+__attribute__((section(".CRT$XCA"), used)) init xc_a = 0;
+__attribute__((section(".CRT$XCZ"), used)) init xc_z = 0;
+int atexit(void (*f)(void)) { return 0; }
+void entry(void) {
+  for (init *p = &xc_a + 1; p < &xc_z; ++p)
+    if (*p) (*p)();
+  ExitProcess(0);
+}
+'''
+
+
+def check_wine(root):
+    """Windows' loader (wine) runs a pruned EXE: what its registration hands the runtime holds only the kept targets."""
+    d = harness.Folder(root)
+    harness.write(d.path('kernel32.def'), KERNEL32_DEF)
+    harness.run([harness.llvm('llvm-dlltool'), '-d', d.path('kernel32.def'), '-l', d.path('kernel32.lib'), '-m',
+                 'i386:x86-64'], check=True)
+    for name, src in (('hiprt', HIPRT), ('crt', CRT)):
+        harness.write(d.path(name + '.c'), src)
+        harness.run([harness.CLANG, '--target=x86_64-pc-windows-msvc', '-O1', '-c', d.path(name + '.c'), '-o',
+                     d.path(name + '.obj')], check=True)
+    harness.run([LLD_LINK, '/dll', '/noentry', '/nodefaultlib', '/out:' + d.path('hiprt.dll'),
+                 '/implib:' + d.path('hiprt.lib'), d.path('hiprt.obj'), d.path('kernel32.lib')], check=True)
+    objs = []
+    for n, archs in (('a', ARCHS), ('b', ARCHS[1:])):
+        harness.write(d.path(f'{n}.hip'), PRELUDE + f'extern "C" __global__ void k{n}(int *p) {{ p[0] = 1; }}\n'.encode())
+        harness.run([harness.CLANGXX, '-x', 'hip', '--target=x86_64-pc-windows-msvc'] +
+                    [f'--offload-arch={a}' for a in archs] + ['-nogpuinc', '-nogpulib', '-c', d.path(f'{n}.hip'), '-o',
+                                                              d.path(f'{n}.obj')], check=True)
+        objs.append(d.path(f'{n}.obj'))
+    # /dynamicbase with a base the loader will not grant as is: wine applies .reloc, records included.
+    harness.run([LLD_LINK, '/entry:entry', '/subsystem:console', '/nodefaultlib', '/dynamicbase',
+                 '/out:' + d.path('app.exe')] + objs + [d.path('crt.obj'), d.path('hiprt.lib'), d.path('kernel32.lib')],
+                check=True)
+    r = harness.run([OT, 'prune', '--keep', 'gfx90a', 'app.exe', '-o', 'slim.exe'], cwd=d.dir, text=True)
+    check('wine: prune --keep gfx90a app.exe', r.returncode == 0, r.stderr)
+    env = {'WINEPREFIX': d.path('prefix'), 'WINEDEBUG': '-all', 'WINEDLLOVERRIDES': 'mscoree,mshtml='}
+    seen = {}
+    for exe in ('app.exe', 'slim.exe'):
+        run_dir = harness.Folder(root)
+        for f in ('hiprt.dll', exe):
+            harness.write(run_dir.path(f), harness.read(d.path(f)))
+        r = harness.run([WINE, exe], cwd=run_dir.dir, env=env, text=True, timeout=300)
+        got = sorted(f for f in os.listdir(run_dir.dir) if f.startswith('registered-'))
+        check(f'wine runs {exe} and its two registrations reach the runtime', r.returncode == 0 and len(got) == 2,
+              (r.returncode, got, r.stderr[-1000:]))
+        seen[exe] = [llvm_list(run_dir.path(f)) for f in got]
+    host = [i for i in seen['app.exe'][0] if i.startswith('host-')] if seen.get('app.exe') else []
+    check('wine: app.exe registers every target (LLVM\'s bundler lists what the runtime got)',
+          seen.get('app.exe') == [sorted(host + [f'hipv4-amdgcn-amd-amdhsa--{a}' for a in ARCHS]),
+                                  sorted(host + [f'hipv4-amdgcn-amd-amdhsa--{a}' for a in ARCHS[1:]])], seen)
+    check('wine: slim.exe registers only gfx90a, from both translation units',
+          seen.get('slim.exe') == [sorted(host + ['hipv4-amdgcn-amd-amdhsa--gfx90a'])] * 2, seen)
+
+
 def check_hostile(d):
     good = harness.read(d.path('k.dll'))
     pe = struct.unpack_from('<I', good, 0x3c)[0]
@@ -350,6 +455,7 @@ def cases(root):
                                                                 for e in entries), (names, r.stderr))
     check_signed(d)
     check_hostile(d)
+    check_wine(root)
     if harness.RELEASE == '22':
         check_cuda(root)
     # MinGW: long section names from the string table, DWARF after the device code.
@@ -370,5 +476,5 @@ def cases(root):
 
 
 if __name__ == '__main__':
-    sys.exit(harness.run_suite('pe-image', cases, needs=[harness.CLANGXX, LLD_LINK, harness.LLD, READOBJ, OBJCOPY, OBJDUMP,
+    sys.exit(harness.run_suite('pe-image', cases, needs=[harness.CLANGXX, LLD_LINK, harness.LLD, WINE, READOBJ, OBJCOPY, OBJDUMP,
                                                         harness.LLVM_BUNDLER]))
