@@ -193,6 +193,20 @@ def check_reading(what, d, name):
           r.stdout + r.stderr)
 
 
+def check_bundler(what, d, name):
+    """As clang-offload-bundler, a linked image is an object without bundle sections, as LLVM reads it."""
+    ours = d.path('clang-offload-bundler')
+    if not os.path.exists(ours):
+        os.symlink(OT, ours)
+    for args in (['-list', '-type=o', f'-input={name}'],
+                 ['-unbundle', '-type=o', f'-input={name}', '-targets=hipv4-amdgcn-amd-amdhsa--gfx90a', '-output=u.bin']):
+        a = harness.run([harness.LLVM_BUNDLER] + args, cwd=d.dir, text=True)
+        b = harness.run([ours] + args, cwd=d.dir, text=True)
+        check(f'{what}: clang-offload-bundler {args[0]} -type=o answers as LLVM\'s',
+              (a.returncode, a.stdout, a.stderr.split(': ', 1)[-1]) == (b.returncode, b.stdout, b.stderr.split(': ', 1)[-1]),
+              (a.returncode, a.stdout, a.stderr, b.returncode, b.stdout, b.stderr))
+
+
 def check_prune(what, d, name):
     path = d.path(name)
     out = d.path('p-' + name)
@@ -445,6 +459,7 @@ def cases(root):
     d = build(root, 'x86_64-pc-windows-msvc', 'x64')
     for name in ('k.dll', 'k.exe'):
         check_reading(name, d, name)
+        check_bundler(name, d, name)
         check_prune(name, d, name)
     # merged: no .hip_fat section; the records lead to the bundles in .rdata.
     names = [s['Name'] for s in sections(d.path('merged.dll'))]
