@@ -10,9 +10,7 @@
 // documents its members; offloadtool-json(7)).
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <functional>
-#include <map>
 #include <memory>
 
 #include "compat/detect.h"
@@ -33,7 +31,8 @@ struct PruneOptions {
   std::string input;
   std::string output;
   std::vector<std::string> keep, drop;
-  bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false;
+  bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false,
+       strip_signature = false;
   SizeStyle sizes = SizeStyle::Human;  // --dry-run's text
   std::string sysfs = "/sys", xnack;
   Progress::Mode progress = Progress::Mode::Auto;
@@ -170,6 +169,7 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
   prune::Selection selection =
       o.keep.empty() ? prune::make_selection(prune::Selection::Mode::Drop, o.drop, o.allow_empty)
                      : prune::make_selection(prune::Selection::Mode::Keep, o.keep, o.allow_empty);
+  selection.strip_signature = o.strip_signature;
   if (contents::is_directory(o.input)) return prune_directory(o, selection);
   std::shared_ptr<InputFile> in = InputFile::open(o.input);
   prune::Report report;
@@ -238,10 +238,13 @@ cli::AppletBody define_prune(CLI::App& app) {
       ->excludes(output);
   app.add_flag("--dry-run", o->dry_run, "write nothing; print what would go and the bytes saved");
   app.add_flag("--json", o->json,
-               fmt::format("print the report as one JSON object (schema {}; offloadtool-json(7))",
-                           json::schema_name(json::Schema::Prune)));
+               fmt::format("print the report as one JSON object (schema {} for a file, {} for a directory or "
+                           "package; offloadtool-json(7))",
+                           json::schema_name(json::Schema::Prune), json::schema_name(json::Schema::PruneTree)));
   add_bytes_flag(app, o->sizes, "with --dry-run: ");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
+  app.add_flag("--strip-signature", o->strip_signature,
+               "a PE image signed with Authenticode: remove the signature (pruning invalidates it; refused otherwise)");
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };
 }
