@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cli/diagnostics.h"
 #include "compat/code_object.h"
@@ -214,13 +215,15 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
 // A directory given to verify: its files that hold device code, each
 // checked as if named (in the tree's order, contents/tree.h); a directory
 // without any is one "no-device-code" file. Links and special files are not
-// read: text lines in `text`, JSON objects in `skipped`.
-std::vector<std::string> verify_inputs(const std::vector<std::string>& paths, std::string& text,
+// read: text lines in `text`, JSON objects in `skipped`. Each input comes
+// with its containers (read once; a file given is read when its turn comes).
+using VerifyInput = std::pair<std::string, std::optional<std::vector<compat::FoundContainer>>>;
+std::vector<VerifyInput> verify_inputs(const std::vector<std::string>& paths, std::string& text,
                                        fmt::memory_buffer& skipped, bool& any_directory) {
-  std::vector<std::string> out;
+  std::vector<VerifyInput> out;
   for (const std::string& path : paths) {
     if (!contents::is_directory(path)) {
-      out.push_back(path);
+      out.emplace_back(path, std::nullopt);
       continue;
     }
     any_directory = true;
@@ -232,11 +235,12 @@ std::vector<std::string> verify_inputs(const std::vector<std::string>& paths, st
         text += fmt::format("{}: {}\n", printable(item.path), printable(skipped_text(item, path)));
         continue;
       }
+      std::vector<compat::FoundContainer> found = read_containers(item.path);
       std::size_t n = 0;
-      for (const compat::FoundContainer& c : read_containers(item.path)) n += c.entries.size() + c.container.refused_duplicates.size();
-      if (n != 0) out.push_back(item.path);
+      for (const compat::FoundContainer& c : found) n += c.entries.size() + c.container.refused_duplicates.size();
+      if (n != 0) out.emplace_back(item.path, std::move(found));
     }
-    if (out.size() == before) out.push_back(path);  // read as a file: "no device code found"
+    if (out.size() == before) out.emplace_back(path, std::vector<compat::FoundContainer>{});  // "no device code found"
   }
   return out;
 }
@@ -246,10 +250,8 @@ int do_verify(const std::vector<std::string>& inputs, bool as_json) {
   std::string files_json, text;
   fmt::memory_buffer skipped;
   bool any_directory = false;
-  const std::vector<std::string> paths = verify_inputs(inputs, text, skipped, any_directory);
-  for (const std::string& path : paths) {
-    // A directory here holds no device code (verify_inputs).
-    auto found = contents::is_directory(path) ? std::vector<compat::FoundContainer>{} : read_containers(path);
+  for (auto& [path, read] : verify_inputs(inputs, text, skipped, any_directory)) {
+    auto found = read ? std::move(*read) : read_containers(path);
     auto findings = compat::verify_containers(found);
     // A file without device code is a violation: it holds nothing the rules could be kept by.
     std::size_t file_entries = 0;
