@@ -4,6 +4,8 @@
 //   Copy (-o OUTDIR)   a new tree, built in a hidden folder beside OUTDIR and
 //                      renamed to it (RENAME_NOREPLACE) only when complete:
 //                      a failure leaves nothing, and the input is only read
+//                      (a signal leaves the hidden folder: its files' temps
+//                      are removed by the handler, a folder tree cannot be)
 //   InPlace            every file checked first (a dry pass: a hostile file
 //                      fails before anything changed), then each changed file
 //                      replaced through a temporary file and a rename, as a
