@@ -145,8 +145,9 @@ struct TreeReport {
   std::uint64_t size_before = 0;        // all bytes of the input (a directory: its regular files' bytes)
   std::uint64_t size_after = 0;         // of the output
   std::vector<std::string> notes = {};  // what the user should know, in words
-  // The entries dropped and the payload bytes they held, per canonical target
-  // (or ID as stored, where it does not parse), sorted by target.
+  // The entries dropped and the payload bytes they held, per target ID
+  // ("gfx906:xnack-", "sm_80": a bundle's and a bare code object's alike; the
+  // ID as stored where it does not parse), sorted by target.
   struct Dropped {
     std::string target;
     std::uint64_t entries = 0, bytes = 0;

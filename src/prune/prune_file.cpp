@@ -105,9 +105,11 @@ std::vector<TreeReport::Dropped> TreeReport::dropped_by_target() const {
   for (const FileReport& f : files)
     for (const EntryReport& e : f.report.entries)
       if (!e.kept) {
+        // By target ID: a bare code object's "gfx906" and a bundle's
+        // "hipv4-amdgcn-amd-amdhsa--gfx906" are the same GPU's code.
         std::string t = e.id;
         try {
-          t = compat::parse_spec(e.id).canonical();
+          t = compat::parse_spec(e.id).target_id();
         } catch (const Error&) {
         }
         Dropped& d = by[t];

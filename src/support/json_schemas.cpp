@@ -245,7 +245,8 @@ constexpr F kPruneTreeFields[] = {
     {"files[].saved", "size_before - size_after"},
     {"files[].notes[]", "what the user should know of this file, in words"},
     {"dropped[]", "{\"target\", \"entries\", \"bytes\"}: the entries dropped and their payload bytes "
-                  "(uncompressed) per canonical target, sorted by target"},
+                  "(uncompressed) per target ID (\"gfx906\", \"sm_80\": a bundle's entries and bare code objects "
+                  "together), sorted by target"},
     {"size_before", "the input's bytes (a directory: the sum of its regular files, each hard-linked file once)"},
     {"size_after", "the output's bytes, counted the same way"},
     {"saved", "size_before - size_after (negative when the output is larger)"},
