@@ -134,6 +134,26 @@ def cases(root):
               len(got) == 1 and got[0]['id'] == 'compute_' + target[3:] and got[0]['kind'] == 'ptx' and
               got[0]['size'] == os.path.getsize(ptx), got)
 
+    # prune of a folder of them: each stays or goes whole (AMDGPU by target ID, PTX by the CUDA driver's rules).
+    tree = os.path.join(root, 'tree')
+    os.makedirs(os.path.join(tree, 'library'))
+    for n in names + [f'k-{sm}.ptx' for sm in PTX_ARCHS]:
+        harness.write(os.path.join(tree, 'library', n), harness.read(os.path.join(root, n)))
+    for keep, stays in (('gfx90a', [n for n in names if files[n].startswith('gfx90a')]),
+                        # an sm_80 GPU JIT-compiles compute_70 and compute_80 PTX; not sm_90a's
+                        ('sm_80', ['k-sm_70.ptx', 'k-sm_80.ptx'])):
+        out = os.path.join(root, 'slim-' + keep)
+        r = harness.run([OT, 'prune', '--keep', keep, '--json', 'tree', '-o', out], cwd=root, text=True)
+        got = sorted(os.listdir(os.path.join(out, 'library'))) if r.returncode == 0 else r.stderr
+        check(f'prune --keep {keep} of a folder of bare files: those the target loads stay, byte for byte',
+              got == sorted(stays) and all(harness.same_file(os.path.join(out, 'library', n), os.path.join(root, n))
+                                           for n in stays), got)
+        if r.returncode == 0:
+            rep = json.loads(r.stdout)
+            removed = sorted(f['path'].split('/')[-1] for f in rep['files'] if f['action'] == 'remove')
+            check(f'prune --keep {keep}: the report names every other file removed',
+                  removed == sorted(set(names + [f'k-{sm}.ptx' for sm in PTX_ARCHS]) - set(stays)), rep['files'])
+
     # A text bundle of PTX is a text bundle, not a bare PTX file.
     harness.write(os.path.join(root, 'host.s'), b'// host\n')
     r = harness.run([harness.LLVM_BUNDLER, '-type=s', '-targets=host-x86_64-unknown-linux-gnu,openmp-nvptx64-nvidia-cuda-sm_80',
