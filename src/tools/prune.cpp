@@ -12,8 +12,10 @@
 
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "compat/detect.h"
+#include "prune/package.h"
 #include "prune/prune.h"
 #include "support/json.h"
 #include "support/json_schemas.h"
@@ -30,6 +32,7 @@ struct PruneOptions {
   std::string output;
   std::vector<std::string> keep, drop;
   bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false;
+  bool strip_signatures = false;
   SizeStyle sizes = SizeStyle::Human;  // --dry-run's text
   std::string sysfs = "/sys", xnack;
   Progress::Mode progress = Progress::Mode::Auto;
@@ -82,6 +85,60 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
   return out;
 }
 
+// INTERIM: a package's report until the lead's multi-file report and writer
+// (schema offloadtool-prune-tree/1) land on main.
+std::string package_text(const prune::PackageReport& r, SizeStyle sizes) {
+  std::string out;
+  for (const prune::PackageFile& f : r.files) {
+    const char* what = f.action == prune::FileAction::Remove ? "remove" : f.action == prune::FileAction::Write ? "prune" : "keep";
+    out += fmt::format("{} {} ({} -> {})\n", what, printable(f.name), size_text(f.size_before, sizes), size_text(f.size_after, sizes));
+    for (const prune::EntryReport& e : f.report.entries)
+      out += fmt::format("  {} {} ({})\n", e.kept ? "keep" : "drop", printable(e.id), size_text(e.size, sizes));
+  }
+  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", printable(n));
+  out += fmt::format("{}: {} entries dropped, {} -> {}\n", printable(r.kind), r.dropped(), size_text(r.size_before, sizes),
+                     size_text(r.size_after, sizes));
+  return out;
+}
+
+std::string package_json(const PruneOptions& o, const prune::PackageReport& r) {
+  std::string files;
+  for (const prune::PackageFile& f : r.files) {
+    std::string entries;
+    for (const prune::EntryReport& e : f.report.entries)
+      entries += fmt::format("{}{{\"id\": {}, \"size\": {}, \"kept\": {}}}", entries.empty() ? "" : ", ", json::str(e.id), e.size, e.kept);
+    const char* what = f.action == prune::FileAction::Remove ? "remove" : f.action == prune::FileAction::Write ? "write" : "copy";
+    files += fmt::format("{}\n    {{\"file\": {}, \"action\": \"{}\", \"size_before\": {}, \"size_after\": {}, \"entries\": [{}]}}",
+                         files.empty() ? "" : ",", json::str(f.name), what, f.size_before, f.size_after, entries);
+  }
+  std::string notes;
+  for (const std::string& n : r.notes) notes += fmt::format("{}{}", notes.empty() ? "" : ", ", json::str(n));
+  return fmt::format("{{\n  \"schema\": \"offloadtool-prune-tree/1\",\n  \"file\": {},\n  \"container\": {},\n  \"written\": {},\n"
+                     "  \"files\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"notes\": [{}]\n}}\n",
+                     json::str(o.input), json::str(r.kind), !o.dry_run, files, r.size_before, r.size_after, notes);
+}
+
+// A package (.deb, tarball, wheel): prune/package.h.
+int prune_package(const PruneOptions& o, const prune::Selection& selection, const InputFile& in) {
+  prune::PackageOptions po;
+  po.strip_signatures = o.strip_signatures;
+  po.xz_threads = std::max(2u, std::min(8u, std::thread::hardware_concurrency()));
+  prune::PackageReport report;
+  if (o.dry_run) {
+    report = prune::prune_package(in, selection, o.input, [](Bytes) {}, po);
+  } else {
+    OutputFile out(o.in_place ? o.input : o.output);
+    if (o.input != "-") out.copy_mode_from(o.input);
+    report = prune::prune_package(in, selection, o.input, [&](Bytes b) { out.write(b); }, po);
+    out.commit();
+  }
+  if (o.json)
+    print(package_json(o, report));
+  else if (o.dry_run)
+    print(package_text(report, o.sizes));
+  return 0;
+}
+
 int prune_file(PruneOptions o, const cli::Invocation& inv) {
   if (o.keep_detected)
     for (std::string& t : detected_targets(o)) o.keep.push_back(std::move(t));
@@ -92,6 +149,8 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
       o.keep.empty() ? prune::make_selection(prune::Selection::Mode::Drop, o.drop, o.allow_empty)
                      : prune::make_selection(prune::Selection::Mode::Keep, o.keep, o.allow_empty);
   std::shared_ptr<InputFile> in = InputFile::open(o.input);
+  if (prune::package_kind(in->bytes()) != prune::PackageKind::None) return prune_package(o, selection, *in);
+  if (o.strip_signatures) fail(o.input, "--strip-signatures: not a package (.deb, wheel)");
   prune::Report report;
   if (o.dry_run) {
     report = prune::prune_file(*in, selection, o.input, [](Bytes) {});
@@ -178,6 +237,9 @@ cli::AppletBody define_prune(CLI::App& app) {
                            json::schema_name(json::Schema::Prune)));
   add_bytes_flag(app, o->sizes, "with --dry-run: ");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
+  app.add_flag("--strip-signatures", o->strip_signatures,
+               "a signed package (a wheel's RECORD.jws or RECORD.p7s, a .deb's _gpg members): leave the signatures "
+               "out instead of refusing (the note says so)");
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };
 }
