@@ -164,13 +164,21 @@ class Extractor : public contents::Visitor {
       return;
     }
     bool wanted = requested_.empty();
-    const BundleId code_object(e.id, config_.id_rules);
+    // A bare AMDGPU code object is taken for HIP's (ROCm's Tensile libraries,
+    // PyTorch's kernels): its ID is the target ID from its header alone.
+    const BundleId code_object(c.bare && e.kind.empty() ? "hipv4-amdgcn-amd-amdhsa--" + e.id : e.id, config_.id_rules);
     for (std::size_t i = 0; i < requested_.size(); ++i)
-      if (target::is_code_object_compatible(code_object, requested_[i], config_.hip_openmp_compatible))
+      if (c.bare && !e.kind.empty() ? requested_[i].target_id() == e.id
+                                    : target::is_code_object_compatible(code_object, requested_[i],
+                                                                         config_.hip_openmp_compatible))
         wanted = found_[i] = true;
     if (!wanted) return;
     const std::string member = c.innermost_member();
-    const std::string name = unique_file_name(extract_file_name(extract_base_name(c, in_.path()), e.id), taken_);
+    // A bare device code file keeps its own name.
+    const std::string name =
+        unique_file_name(c.bare ? fit_file_name(safe_file_name(llvm_path::filename(extract_base_name(c, in_.path()))))
+                                : extract_file_name(extract_base_name(c, in_.path()), e.id),
+                         taken_);
     OutputFile out(staging_.path(name));
     if (!c.object.empty() && is_host_marker(e.bytes))  // an object's host entry
       write_stripped_object(in_, c.object, object_name(c), out);

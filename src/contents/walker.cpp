@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -29,26 +30,14 @@ namespace {
 constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
 constexpr std::string_view kDup = "duplicate bundle entry id '";  // formats/bundle_binary.cpp's message
 constexpr std::string_view kTextStart = "__CLANG_OFFLOAD_BUNDLE____START__";
-constexpr std::uint16_t kEmCuda = 190;
-// Enough of a member to see every magic below (tar's "ustar" is at 257).
-constexpr std::size_t kSniffSize = 512;
+// Enough of a member to see every magic below (tar's "ustar" is at 257) and
+// a bare PTX file's directives (compat::bare_code).
+constexpr std::size_t kSniffSize = compat::kBareCodeSniff;
 // How much of a CCOB is decompressed to see whether it holds a bundle.
 // How much of a streamed archive's input is read before its pages are released.
 constexpr std::uint64_t kReleaseStep = 8 << 20;
 
 bool duplicate_id(const Error& e) { return e.message().starts_with(kDup); }
-
-// "sm_70" from a CUDA ELF's e_flags (EF_CUDA_SM, the low byte, in the layout
-// nvcc used before EI_ABIVERSION 8); nullopt for anything less simple.
-std::optional<std::string> cuda_processor(Bytes d) {
-  if (d.size() < 52 || as_chars(d.first(4)) != "\x7f" "ELF" || d[5] != std::byte{1}) return std::nullopt;
-  if (load_le<std::uint16_t>(d.data() + 18) != kEmCuda) return std::nullopt;
-  if (std::to_integer<unsigned>(d[8]) >= 8) return std::nullopt;  // the newer e_flags layout
-  std::uint32_t flags = load_le<std::uint32_t>(d.data() + (d[4] == std::byte{2} ? 48 : 36));
-  unsigned sm = flags & 0xff;
-  if (sm < 10) return std::nullopt;
-  return fmt::format("sm_{}", sm);
-}
 
 // The canonical target of a bundle ID, nullopt when it does not parse (the
 // entry's target is then its ID as stored).
@@ -60,8 +49,9 @@ std::optional<std::string> canonical_target(const std::string& bundle_id) {
   }
 }
 
-// Whether a member's first bytes show anything the walk reads: only those are spooled.
-bool worth_reading(Bytes p) {
+}  // namespace
+
+bool may_hold_device_code(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
   if (starts("\x7f" "ELF") || starts("!<arch>\n") || starts(formats::kBundleMagic) ||
       formats::has_ccob_magic(p) || formats::has_offload_binary_magic(p) || formats::has_fatbin_magic(p) || archive::has_stream_archive_magic(p))
@@ -70,8 +60,10 @@ bool worth_reading(Bytes p) {
     std::uint16_t m = load_le<std::uint16_t>(p.data()), m2 = load_le<std::uint16_t>(p.data() + 2);
     if (m == 0x8664 || m == 0xaa64 || m == 0x14c || m == 0x1c4 || m == 0xa641 || (m == 0 && m2 == 0xffff)) return true;
   }
-  return as_chars(p).find(kTextStart) != std::string_view::npos;
+  return as_chars(p).find(kTextStart) != std::string_view::npos || compat::bare_code(p).has_value();
 }
+
+namespace {
 
 // The CCOB an entry is inside: its bytes in the file (header included).
 struct Ccob {
@@ -124,6 +116,15 @@ class Walker {
       ar(s);
       return;
     }
+    // A bare code object or cubin is an ELF file too: its processor, not its
+    // sections, is what it holds.
+    const Bytes prefix = sniff(s, head_);
+    if (prefix.size() >= 4 && as_chars(prefix.first(4)) == "\x7f" "ELF") {
+      if (auto b = compat::bare_code(prefix)) {
+        bare(s, *b);
+        return;
+      }
+    }
     object::ObjectKind kind = object::identify_object(data);
     if (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) {
       object_file(s);
@@ -142,10 +143,52 @@ class Walker {
       if (!archive::is_compressed_file_only(data)) stream_archive(s);
       return;
     }
+    if (auto b = compat::bare_code(prefix); b && b->kind == compat::BareCode::Kind::Ptx) {
+      bare(s, *b);
+      return;
+    }
     text(s, data, s.errname, s.chain, false, s.base);
   }
 
  private:
+  // The first bytes of `s` (up to kSniffSize), copied with pread where they lie
+  // in a file: touching the mapping would map in 64 KiB around them.
+  static Bytes sniff(const Source& s, std::array<std::byte, kSniffSize>& buf) {
+    const std::size_t n = std::min<std::size_t>(s.data.size(), buf.size());
+    if (s.backing.file && s.backing.file->fd() >= 0)
+      s.backing.file->read_at(s.backing.at, buf.data(), n);
+    else
+      std::memcpy(buf.data(), s.data.data(), n);
+    return Bytes(buf.data(), n);
+  }
+
+  // A file (or member) that is one piece of device code: one container holding one entry, the whole file.
+  void bare(const Source& s, const compat::BareCode& b) {
+    Container c{file_, with(s.chain, std::string(b.description())), {}, {}, true};
+    v_.container(c);
+    Entry& e = entry_;
+    e.index = 0;
+    e.offload_binary = false;
+    e.id = b.id;
+    e.bundle_id = b.id;
+    e.target.assign(b.known ? canonical(e.bundle_id, e.id) : std::string_view(e.id));
+    e.kind = b.kind == compat::BareCode::Kind::Cubin ? "cubin" : b.kind == compat::BareCode::Kind::Ptx ? "ptx" : "";
+    e.processor.reset();
+    e.code_object.clear();
+    if (b.kind == compat::BareCode::Kind::AmdgpuCodeObject)
+      e.code_object = b.known ? b.id : fmt::format("unknown processor ({})", b.id);
+    if (b.known) e.processor = b.id;
+    e.size = s.data.size();
+    e.uncompressed_size = e.size;
+    e.compressed = false;
+    e.local_offset = 0;
+    e.offset = s.base;
+    e.ccob_size = 0;
+    e.bytes = s.data;
+    e.fatbin = nullptr;
+    v_.entry(c, e);
+  }
+
   void charge(std::uint64_t n, const std::string& where, std::uint64_t at) {
     if (n > limits_.max_expanded_bytes - expanded_)
       fail_at({where, at}, "more than 0x{:x} bytes decompressed or spooled (the limit): a decompression bomb?",
@@ -211,7 +254,7 @@ class Walker {
       }
       charge(got, errname, 0);
       Bytes prefix(buf.data(), got);
-      if (!worth_reading(prefix)) {
+      if (!may_hold_device_code(prefix)) {
         std::uint64_t total = got;
         while (std::size_t k = r.read(buf)) {
           charge(k, errname, total);
@@ -377,7 +420,7 @@ class Walker {
         e.processor = t->target_id;
       }
     } else {
-      e.processor = cuda_processor(header);
+      e.processor = compat::cuda_processor(header);
     }
     e.size = payload.size();
     e.uncompressed_size = e.size;
@@ -554,6 +597,7 @@ class Walker {
   bool headers_;  // v_.wants_code_object_headers()
   std::map<std::string, std::optional<std::string>, std::less<>> canonical_;
   Entry entry_;  // emit's
+  std::array<std::byte, kSniffSize> head_{};  // node's
   const Limits& limits_;
   std::uint64_t expanded_ = 0;
 };

@@ -17,8 +17,10 @@
 //   │    and __nv_relfatbin, an offload binary's or bundle's entry holding one
 //   │    └─ entry: cubin (sm_80, sm_90a), PTX (compute_80), stored plainly,
 //   │       as an LZ4 block or a zstd frame (formats/nv_fatbin)
-//   └─ text bundle ("// __CLANG_OFFLOAD_BUNDLE____START__ <id>" markers)
-//        └─ entry: device code (or the host entry)
+//   ├─ text bundle ("// __CLANG_OFFLOAD_BUNDLE____START__ <id>" markers)
+//   │    └─ entry: device code (or the host entry)
+//   └─ bare device code: an AMDGPU code object (.co, .hsaco), a cubin, PTX text
+//        └─ the one entry: the whole file (compat::bare_code names its target)
 //
 // Every entry carries its chain of containers, and its offset in the named
 // file when its bytes lie there contiguous and uncompressed (the file itself,
@@ -63,6 +65,9 @@ struct Container {
   // host entry (one zero byte) stands for the object without those sections;
   // empty for other containers. Valid only during the visit.
   Bytes object;
+  // A bare device code file (an AMDGPU code object, a cubin, PTX): its one
+  // entry is the whole file (or member).
+  bool bare = false;
   // "lib.a(x.o), section .hip_fatbin, bundle 1 at 0x1000": members in
   // parentheses, the other links after commas.
   std::string name() const;
@@ -145,6 +150,12 @@ class Visitor {
   // use them says so, and gets nullopt and "".
   virtual bool wants_code_object_headers() const { return true; }
 };
+
+// Whether a file or member whose first bytes (up to 4 KiB) are `prefix` may
+// hold device code the walk reads: the magic of every container above, a text
+// bundle's marker, a bare code object, cubin or PTX. What does not is read
+// through (a package's members) or copied as it is (prune of a tree).
+bool may_hold_device_code(Bytes prefix);
 
 // Walks `path` ("-": standard input), calling the visitor in file order.
 // `display` is the name errors and chains show (defaults to `path`).

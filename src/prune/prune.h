@@ -106,6 +106,51 @@ Report prune_fatbin_container(const ByteSource& src, const Selection& selection,
 // kernel). Everything is checked before the first byte reaches the sink.
 Report prune_file(const InputFile& in, const Selection& selection, const std::string& file, const compress::Sink& sink);
 
+// What prune_tree_file did with one file of a directory tree or package.
+enum class FileAction {
+  Copy,    // no device code, or none of it dropped: the file stays as it is (the sink got nothing)
+  Write,   // the sink got the pruned file; where report.dropped() is 0 the caller keeps the original
+  Remove,  // a bare device code file (AMDGPU code object, cubin, PTX) the selection drops: left out
+};
+
+struct FileOutcome {
+  FileAction action = FileAction::Copy;
+  // Its entries and sizes (a removed file: its one entry, size_after 0); no
+  // entries for a file without device code.
+  Report report;
+};
+
+// One file of a directory tree or package (`file` names it in errors and is
+// its path there): a bare device code file stays or goes whole (a cubin or PTX
+// file by the CUDA driver's rules, as a one-entry fatbin); a file without
+// device code, or one that is itself a package (a tarball or wheel inside a
+// tree is not descended into: noted), is copied; any other goes to prune_file.
+// A file whose device entries all go is an error unless the selection allows
+// empty results, as for a file given alone.
+FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
+                            const compress::Sink& sink);
+
+// The report of a directory or package prune: a row per file with device code.
+struct FileReport {
+  std::string path;  // in the tree or package, as stored
+  FileAction action = FileAction::Copy;
+  Report report;
+};
+struct TreeReport {
+  std::string container;                // "directory", "Debian package (data.tar.xz)", "Python wheel", "tarball (xz)"
+  std::vector<FileReport> files;        // the files with device code, in tree or member order
+  std::uint64_t size_before = 0;        // all bytes of the input (a directory: its regular files' bytes)
+  std::uint64_t size_after = 0;         // of the output
+  std::vector<std::string> notes = {};  // what the user should know, in words
+  // The entries dropped and the payload bytes they held, per canonical target
+  // (or ID as stored, where it does not parse), sorted by target.
+  struct Dropped {
+    std::string target;
+    std::uint64_t entries = 0, bytes = 0;
+  };
+  std::vector<Dropped> dropped_by_target() const;
+};
+
 // Fails (naming `file`) when `r` has device entries and none stays, unless
 // the selection allows that.
 void check_not_empty(const Selection& selection, const Report& r, const std::string& file);

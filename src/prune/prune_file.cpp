@@ -1,5 +1,13 @@
 // prune_file: which pruner a file goes to (prune.h, kinds.h).
+#include <array>
+#include <cstring>
+#include <map>
+
 #include "archive/ar_reader.h"
+#include "archive/stream_reader.h"
+#include "compat/code_object.h"
+#include "contents/walker.h"
+#include "formats/nv_fatbin.h"
 #include "object/object_file.h"
 #include "prune/kinds.h"
 #include "support/error.h"
@@ -14,11 +22,109 @@ std::uint16_t elf_type(Bytes data, const std::string& file) {
   });
 }
 
+// Whether a walk of `in` meets any device entry (stopping at the first).
+bool holds_device_code(const InputFile& in, const std::string& file) {
+  struct Found {};
+  class Finder : public contents::Visitor {
+   public:
+    void entry(const contents::Container&, const contents::Entry&) override { throw Found{}; }
+    bool wants_code_object_headers() const override { return false; }
+  } finder;
+  try {
+    contents::walk_input(in, finder, {}, file);
+  } catch (const Found&) {
+    return true;
+  }
+  return false;
+}
+
+// Whether the bare device code `b` stays: an AMDGPU code object by its target
+// ID (as a bundle's entry), a cubin or PTX as a fatbin holding it alone.
+bool bare_stays(const Selection& selection, const compat::BareCode& b, const std::string& file) {
+  if (b.kind == compat::BareCode::Kind::AmdgpuCodeObject) return stays(selection, b.id, {file, 0});
+  formats::FatbinEntry e;
+  e.kind = b.kind == compat::BareCode::Kind::Cubin ? formats::kFatbinKindElf : formats::kFatbinKindPtx;
+  std::string_view digits = std::string_view(b.id).substr(b.id.find('_') + 1);
+  if (digits.ends_with('a')) e.flags |= formats::kFatbinFlagArchSpecific;
+  if (digits.ends_with('f')) e.flags |= formats::kFatbinFlagFamily;
+  for (char c : digits)
+    if (c >= '0' && c <= '9') e.arch = e.arch * 10 + static_cast<unsigned>(c - '0');
+  formats::Fatbin f;
+  f.entries.push_back(e);
+  return fatbin_keeps(selection, f).front();
+}
+
 }  // namespace
+
+FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
+                            const compress::Sink& sink) {
+  std::array<std::byte, compat::kBareCodeSniff> head{};
+  const std::uint64_t size = in.size();
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, head.size()));
+  if (in.fd() >= 0)
+    in.read_at(0, head.data(), n);
+  else
+    std::memcpy(head.data(), in.bytes().data(), n);
+  const Bytes prefix(head.data(), n);
+  FileOutcome o;
+  o.report.size_before = o.report.size_after = size;
+  if (!contents::may_hold_device_code(prefix)) return o;
+  if (auto b = compat::bare_code(prefix); b) {
+    o.report.container = std::string(b->description());
+    if (!b->known) {
+      o.report.entries.push_back({b->id, size, true});
+      o.report.notes.push_back(fmt::format("kept: the {} names no target this build knows ({})", b->description(), b->id));
+      return o;
+    }
+    const bool kept = bare_stays(selection, *b, file);
+    o.report.entries.push_back({b->id, size, kept});
+    if (!kept) {
+      o.action = FileAction::Remove;
+      o.report.size_after = 0;
+    }
+    return o;
+  }
+  // A package inside a tree or package is copied, not rewritten: say so where
+  // it holds device code.
+  if (archive::has_stream_archive_magic(prefix) || archive::has_compression_magic(prefix)) {
+    if (holds_device_code(in, file)) {
+      o.report.container = "package";
+      o.report.notes.push_back("copied as it is: device code inside a package within the input is not pruned");
+    }
+    return o;
+  }
+  if (!holds_device_code(in, file)) return o;
+  o.action = FileAction::Write;
+  o.report = prune_file(in, selection, file, sink);
+  return o;
+}
+
+std::vector<TreeReport::Dropped> TreeReport::dropped_by_target() const {
+  std::map<std::string, Dropped> by;
+  for (const FileReport& f : files)
+    for (const EntryReport& e : f.report.entries)
+      if (!e.kept) {
+        std::string t = e.id;
+        try {
+          t = compat::parse_spec(e.id).canonical();
+        } catch (const Error&) {
+        }
+        Dropped& d = by[t];
+        d.target = t;
+        ++d.entries;
+        d.bytes += e.size;
+      }
+  std::vector<Dropped> out;
+  for (auto& [t, d] : by) out.push_back(std::move(d));
+  return out;
+}
 
 Report prune_file(const InputFile& in, const Selection& selection, const std::string& file,
                   const compress::Sink& sink) {
   Bytes data = in.bytes();
+  if (auto b = compat::bare_code(data.first(std::min<std::size_t>(data.size(), compat::kBareCodeSniff))))
+    fail_at({file, 0}, "the file is one {} ({}): it stays or goes whole, as prune does with the files of a directory "
+            "or package it is in", b->description(), b->id);
   if (archive::is_archive(data) || archive::is_thin_archive(data)) return prune_archive(in, selection, file, sink);
   switch (object::identify_object(data)) {
     case object::ObjectKind::Elf:

@@ -216,6 +216,30 @@ constexpr F kPruneFields[] = {
     {"notes[]", "what the user should know, in words (\"the file was not shrunk: ...\")"},
 };
 
+constexpr F kPruneTreeFields[] = {
+    {"schema", "\"offloadtool-prune-tree/1\""},
+    {"input", "the directory or package as given"},
+    {"container", "what it is, in words: \"directory\", \"Debian package\", \"Python wheel\", \"tarball (xz)\"..."},
+    {"written", "false with --dry-run (nothing written), else true"},
+    {"files[]", "a row per file with device code, in path order (a directory) or member order (a package)"},
+    {"files[].path", "its path in the directory or package, as stored"},
+    {"files[].action",
+     "\"prune\" (rewritten without the dropped entries), \"remove\" (a bare code object, cubin or PTX file "
+     "of a dropped target: left out) or \"copy\" (nothing of it dropped, or not pruned: see its notes)"},
+    {"files[].container", "what the file is, as \"container\" of offloadtool-prune/2 names it"},
+    {"files[].entries[]", "{\"id\", \"size\", \"kept\"} and \"where\" as in offloadtool-prune/2"},
+    {"files[].size_before", "the file's bytes"},
+    {"files[].size_after", "its bytes in the output (0 when removed)"},
+    {"files[].saved", "size_before - size_after"},
+    {"files[].notes[]", "what the user should know of this file, in words"},
+    {"dropped[]", "{\"target\", \"entries\", \"bytes\"}: the entries dropped and their payload bytes "
+                  "(uncompressed) per canonical target, sorted by target"},
+    {"size_before", "the input's bytes (a directory: the sum of its regular files, each hard-linked file once)"},
+    {"size_after", "the output's bytes, counted the same way"},
+    {"saved", "size_before - size_after (negative when the output is larger)"},
+    {"notes[]", "what the user should know, in words"},
+};
+
 constexpr F kSizeFields[] = {
     {"schema", "\"offloadtool-size/1\""},
     {"file_bytes", "the bytes all entries take in the files"},
@@ -273,6 +297,10 @@ constexpr SchemaDoc kSchemas[] = {
      "Major 1 was named \"offloadtool.package.list\" and carried \"version\": 1 after \"schema\". Major 2 "
      "renamed it to this convention and dropped \"version\" (images[].binary.version, the offload binary's "
      "format version, stays); the other members are the same."},
+    {Schema::PruneTree, "offloadtool-prune-tree/1", "prune",
+     "offloadtool prune --keep|--drop TARGET... DIR|PACKAGE --json [--dry-run]",
+     "what pruning a directory or a package (.deb, wheel, tarball) keeps, drops and removes, per file", kPruneTreeFields,
+     "", kBytesEscaped, "offloadtool-prune-tree/1 is the first major version."},
     {Schema::Prune, "offloadtool-prune/2", "prune", "offloadtool prune --keep|--drop TARGET... FILE --json [--dry-run]",
      "what pruning keeps and drops, and the bytes saved", kPruneFields, "", kBytesEscaped,
      "Major 1 was named \"offloadtool.prune\" and carried \"version\": 1 after \"schema\". Major 2 renamed it "

@@ -18,7 +18,7 @@
 namespace ot::json {
 
 // One value per JSON output, in the table's order (sorted by name).
-enum class Schema : std::uint8_t { Compat, CompressInfo, List, PackageList, Prune, Size };
+enum class Schema : std::uint8_t { Compat, CompressInfo, List, PackageList, PruneTree, Prune, Size };
 
 struct SchemaField {
   std::string_view name;     // "entries[].id": member "id" of each object in the array "entries"

@@ -66,6 +66,70 @@ std::string json_report(const PruneOptions& o, const prune::Report& r) {
       static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after), notes);
 }
 
+// A directory's or package's report (prune::TreeReport): the files with
+// device code, what each lost, the bytes dropped per target.
+std::string_view action_name(const prune::FileReport& f) {
+  switch (f.action) {
+    case prune::FileAction::Remove: return "remove";
+    case prune::FileAction::Write: return f.report.dropped() ? "prune" : "copy";
+    case prune::FileAction::Copy: return "copy";
+  }
+  return "copy";
+}
+
+[[maybe_unused]] std::string tree_text_report(const prune::TreeReport& t, SizeStyle sizes) {
+  std::string out;
+  for (const prune::FileReport& f : t.files) {
+    const prune::Report& r = f.report;
+    out += fmt::format("{} {}: {} of {} entries dropped, {} -> {}\n", action_name(f), printable(f.path), r.dropped(),
+                       r.entries.size(), size_text(r.size_before, sizes), size_text(r.size_after, sizes));
+    for (const std::string& n : r.notes) out += fmt::format("  note: {}\n", printable(n));
+  }
+  for (const prune::TreeReport::Dropped& d : t.dropped_by_target())
+    out += fmt::format("dropped {}: {} entries, {}\n", printable(d.target), d.entries, size_text(d.bytes, sizes));
+  for (const std::string& n : t.notes) out += fmt::format("note: {}\n", printable(n));
+  out += fmt::format("{}: {} files with device code, {} -> {} ({} saved)\n", printable(t.container), t.files.size(),
+                     size_text(t.size_before, sizes), size_text(t.size_after, sizes),
+                     size_text(t.size_before > t.size_after ? t.size_before - t.size_after : 0, sizes));
+  return out;
+}
+
+std::string notes_json(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const std::string& n : notes) out += fmt::format("{}{}", out.empty() ? "" : ", ", json::str(n));
+  return out;
+}
+
+std::string saved_json(std::uint64_t before, std::uint64_t after) {
+  return std::to_string(static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after));
+}
+
+[[maybe_unused]] std::string tree_json_report(const std::string& input, bool written, const prune::TreeReport& t) {
+  std::string files;
+  for (const prune::FileReport& f : t.files) {
+    const prune::Report& r = f.report;
+    std::string entries;
+    for (const prune::EntryReport& e : r.entries)
+      entries += fmt::format("{}{{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", entries.empty() ? "" : ", ",
+                             json::str(e.id), e.size, e.kept,
+                             e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
+    files += fmt::format(
+        "{}\n    {{\"path\": {}, \"action\": {}, \"container\": {}, \"entries\": [{}], \"size_before\": {}, "
+        "\"size_after\": {}, \"saved\": {}, \"notes\": [{}]}}",
+        files.empty() ? "" : ",", json::str(f.path), json::str(action_name(f)), json::str(r.container), entries,
+        r.size_before, r.size_after, saved_json(r.size_before, r.size_after), notes_json(r.notes));
+  }
+  std::string dropped;
+  for (const prune::TreeReport::Dropped& d : t.dropped_by_target())
+    dropped += fmt::format("{}\n    {{\"target\": {}, \"entries\": {}, \"bytes\": {}}}", dropped.empty() ? "" : ",",
+                           json::str(d.target), d.entries, d.bytes);
+  return fmt::format(
+      "{{\n  \"schema\": {},\n  \"input\": {},\n  \"container\": {},\n  \"written\": {},\n  \"files\": [{}\n  ],\n"
+      "  \"dropped\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {},\n  \"notes\": [{}]\n}}\n",
+      json::str(json::schema_name(json::Schema::PruneTree)), json::str(input), json::str(t.container), written, files,
+      dropped, t.size_before, t.size_after, saved_json(t.size_before, t.size_after), notes_json(t.notes));
+}
+
 // --keep-detected: the target IDs of this machine's GPUs (compat detect).
 std::vector<std::string> detected_targets(const PruneOptions& o) {
   compat::DetectResult d = compat::detect(o.sysfs, compat::chosen_xnack(o.xnack));

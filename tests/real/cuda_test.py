@@ -389,7 +389,34 @@ def check_extraction(what, path, root):
               if n in o and not harness.same_file(theirs.path(n), ours.path(n))]
     check('%s: every file holds cuobjdump\'s bytes' % what, not differ,
           '(name, cuobjdump\'s size, ours): %s' % differ[:10])
+    check_bare_files(what, theirs, t)
     return theirs
+
+
+def check_bare_files(what, folder, names):
+    """cuobjdump's extracted cubins and PTX files, listed one by one as bare
+    device code: each is one entry, the whole file, for the SM cuobjdump's name
+    gives it (a cubin's header does not tell sm_90a from sm_90: digits only)."""
+    wrong = []
+    for i in range(0, len(names), 400):
+        chunk = names[i:i + 400]
+        r = run([OT, 'list', '--json'] + chunk, cwd=folder.dir, text=True, timeout=600)
+        if r.returncode != 0:
+            wrong.append(('list failed', r.stderr[-500:]))
+            continue
+        got = {}
+        for e in json.loads(r.stdout)['entries']:
+            got.setdefault(e['file'], []).append(e)
+        for n in chunk:
+            arch = n.split('.')[-2]  # "<stem>.<n>.sm_80.cubin"
+            es = got.get(n, [])
+            kind = 'cubin' if n.endswith('.cubin') else 'ptx'
+            want = (arch.rstrip('a') if kind == 'cubin' else 'compute_' + arch[3:])
+            if len(es) != 1 or es[0]['id'] != want or es[0]['kind'] != kind or \
+                    es[0]['size'] != os.path.getsize(folder.path(n)):
+                wrong.append((n, [(e['id'], e['kind'], e['size']) for e in es]))
+    check('%s: each file cuobjdump extracts lists as one %s entry, the whole file' % (what, 'bare cubin or PTX'),
+          not wrong, wrong[:10])
 
 
 def check_file(what, path, root, extract):
