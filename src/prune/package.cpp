@@ -10,6 +10,7 @@
 #include "archive/ar_reader.h"
 #include "archive/stream_reader.h"
 #include "archive/stream_writer.h"
+#include "contents/walker.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/md5.h"
@@ -19,7 +20,7 @@
 namespace ot::prune {
 namespace {
 
-constexpr std::size_t kSniffSize = 512;          // the prefix may_hold_device_code looks at
+constexpr std::size_t kSniffSize = 4096;         // the prefix may_hold_device_code looks at
 constexpr std::size_t kBlock = 256u << 10;       // the copy buffer
 constexpr std::uint64_t kSmallMember = 64u << 20;  // RECORD, md5sums, control: read whole
 
@@ -106,7 +107,7 @@ void copy_mapped(const InputFile& f, archive::StreamWriter& w, Digests* d) {
 // `sink`, each file pruned; `errname` names it in errors.
 Changes rewrite_archive(Bytes data, const std::string& errname, const Selection& selection, const Hooks& hooks,
                         const PackageOptions& options, const std::function<void(Bytes)>& sink,
-                        PackageReport& report, std::string* format_text = nullptr) {
+                        TreeReport& report, std::string* format_text = nullptr) {
   Changes changes;
   archive::StreamReader r(data, errname);
   std::optional<archive::StreamWriter> w;
@@ -208,19 +209,19 @@ Changes rewrite_archive(Bytes data, const std::string& errname, const Selection&
     if (contents::may_hold_device_code(prefix))
       o = prune_tree_file(*in, selection, member, [&](Bytes b) { pruned.write(b); });
     if (o.action == FileAction::Write && o.report.dropped() == 0) o.action = FileAction::Copy;
-    PackageFile pf{member, o.action, std::move(o.report), in->size(), 0};
+    FileReport pf{h->name, o.action, std::move(o.report)};  // the path as stored; errors name the chain
     switch (o.action) {
       case FileAction::Copy:
         w->header(r.entry(), in->size(), stored);
         copy_mapped(*in, *w, nullptr);
-        pf.size_after = in->size();
+        pf.report.size_after = in->size();
         break;
       case FileAction::Write: {
         std::shared_ptr<InputFile> out = pruned.map(member);
         Digests d{hooks.md5, hooks.sha256, {}, {}};
         w->header(r.entry(), out->size(), stored);
         copy_mapped(*out, *w, &d);
-        pf.size_after = out->size();
+        pf.report.size_after = out->size();
         Changes::Changed& c = changes.changed[plain];
         c.old_size = in->size();
         c.new_size = out->size();
@@ -236,7 +237,8 @@ Changes rewrite_archive(Bytes data, const std::string& errname, const Selection&
         break;
       }
     }
-    if (!pf.report.entries.empty() || pf.action != FileAction::Copy) report.files.push_back(std::move(pf));
+    if (!pf.report.entries.empty() || !pf.report.notes.empty() || pf.action != FileAction::Copy)
+      report.files.push_back(std::move(pf));
   }
   if (!w) fail(errname, "an empty archive: nothing to prune");
   w->finish();
@@ -335,9 +337,9 @@ std::string rewrite_record(const std::string& file, std::string_view text, const
   return out;
 }
 
-PackageReport prune_wheel(const InputFile& in, const Selection& selection, const std::string& file,
+TreeReport prune_wheel(const InputFile& in, const Selection& selection, const std::string& file,
                           const compress::Sink& sink, const PackageOptions& options) {
-  PackageReport report{"zip archive", {}, {}, in.size(), 0};
+  TreeReport report{"zip archive", {}, in.size(), 0};
   std::set<std::string, std::less<>> signatures;
   bool record_written = false;
   std::vector<PendingLine> pending;
@@ -357,7 +359,7 @@ PackageReport prune_wheel(const InputFile& in, const Selection& selection, const
   hooks.replace = [&](std::string_view plain, std::string text, const Changes& changes) {
     if (record_written) fail(fmt::format("{}({})", file, plain), "a second RECORD");
     record_written = true;
-    report.kind = "Python wheel";
+    report.container = "Python wheel";
     return rewrite_record(fmt::format("{}({})", file, plain), text, changes, signatures, pending);
   };
   std::uint64_t written = 0;
@@ -384,16 +386,16 @@ PackageReport prune_wheel(const InputFile& in, const Selection& selection, const
 
 // ---- tarballs ---------------------------------------------------------------
 
-PackageReport prune_tarball(const InputFile& in, const Selection& selection, const std::string& file,
+TreeReport prune_tarball(const InputFile& in, const Selection& selection, const std::string& file,
                             const compress::Sink& sink, const PackageOptions& options) {
-  PackageReport report{"tarball", {}, {}, in.size(), 0};
+  TreeReport report{"tarball", {}, in.size(), 0};
   std::uint64_t written = 0;
   std::string format;
   rewrite_archive(in.bytes(), file, selection, Hooks{}, options, [&](Bytes b) {
     written += b.size();
     sink(b);
   }, report, &format);
-  report.kind = fmt::format("tarball ({})", format);
+  report.container = fmt::format("tarball ({})", format);
   report.size_after = written;
   return report;
 }
@@ -453,10 +455,10 @@ std::string rewrite_control(const std::string& file, std::string_view text, cons
   return out;
 }
 
-PackageReport prune_deb(const InputFile& in, const Selection& selection, const std::string& file,
+TreeReport prune_deb(const InputFile& in, const Selection& selection, const std::string& file,
                         const compress::Sink& sink, const PackageOptions& options) {
   const Bytes all = in.bytes();
-  PackageReport report{"Debian package", {}, {}, all.size(), 0};
+  TreeReport report{"Debian package", {}, all.size(), 0};
   std::vector<archive::Member> members = archive::read_members(all, file);
   const archive::Member* control = nullptr;
   const archive::Member* data = nullptr;
@@ -488,7 +490,7 @@ PackageReport prune_deb(const InputFile& in, const Selection& selection, const s
   data_hooks.md5 = true;
   Changes changes = rewrite_archive(data->data, data_name, selection, data_hooks, options,
                                     [&](Bytes b) { data_out.write(b); }, report);
-  report.kind = fmt::format("Debian package ({})", data->name);
+  report.container = fmt::format("Debian package ({})", data->name);
   in.release(data->offset, data->data.size());
 
   std::string control_bytes, installed_note;
@@ -498,7 +500,7 @@ PackageReport prune_deb(const InputFile& in, const Selection& selection, const s
     const std::string name = fmt::format("{}({})({})", file, control->name, plain);
     return plain == "md5sums" ? rewrite_md5sums(name, text, changes) : rewrite_control(name, text, changes, installed_note);
   };
-  PackageReport control_report;
+  TreeReport control_report;
   rewrite_archive(control->data, fmt::format("{}({})", file, control->name), selection, control_hooks, options,
                   [&](Bytes b) { control_bytes.append(reinterpret_cast<const char*>(b.data()), b.size()); },
                   control_report);
@@ -538,12 +540,6 @@ PackageReport prune_deb(const InputFile& in, const Selection& selection, const s
 
 }  // namespace
 
-std::uint64_t PackageReport::dropped() const {
-  std::uint64_t n = 0;
-  for (const PackageFile& f : files) n += f.report.dropped();
-  return n;
-}
-
 PackageKind package_kind(Bytes data) {
   if (starts(data, "\xed\xab\xee\xdb")) return PackageKind::Rpm;
   if (archive::is_archive(data)) {
@@ -561,9 +557,9 @@ PackageKind package_kind(Bytes data) {
   return PackageKind::None;
 }
 
-PackageReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
-                            const compress::Sink& sink, const PackageOptions& options) {
-  PackageReport r;
+TreeReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
+                         const compress::Sink& sink, const PackageOptions& options) {
+  TreeReport r;
   switch (package_kind(in.bytes())) {
     case PackageKind::Rpm:
       fail(file, "rpm packages are not pruned: the header signs and digests the payload");
@@ -573,8 +569,8 @@ PackageReport prune_package(const InputFile& in, const Selection& selection, con
     case PackageKind::None: fail(file, "not a package (.deb, tarball, wheel)");
   }
   // As for a single file: a package left without any device code it had is an error unless allowed.
-  Report all{r.kind, {}, r.size_before, r.size_after};
-  for (const PackageFile& f : r.files)
+  Report all{r.container, {}, r.size_before, r.size_after};
+  for (const FileReport& f : r.files)
     for (const EntryReport& e : f.report.entries) all.entries.push_back(e);
   check_not_empty(selection, all, file);
   return r;

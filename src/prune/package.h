@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "prune/prune.h"
-#include "prune/tree_file_interim.h"  // INTERIM: FileAction, FileOutcome, prune_tree_file
 
 namespace ot::prune {
 
@@ -49,28 +48,12 @@ struct PackageOptions {
   unsigned xz_threads = 2;        // liblzma's threaded encoder (the output does not depend on it)
 };
 
-// A file of the package that may hold device code, and what became of it.
-struct PackageFile {
-  std::string name;  // "data.tar.xz(./usr/lib/x86_64-linux-gnu/libk.so.1)", "k/libk.so"
-  FileAction action = FileAction::Copy;
-  Report report;
-  std::uint64_t size_before = 0;
-  std::uint64_t size_after = 0;  // 0 when removed
-};
-
-struct PackageReport {
-  std::string kind;                  // "Debian package (data.tar.xz)", "tarball (xz, GNU tar)", "Python wheel"
-  std::vector<PackageFile> files;    // those that were looked at, in member order
-  std::vector<std::string> notes;    // what the user should know (signatures left out)
-  std::uint64_t size_before = 0;     // the package's bytes
-  std::uint64_t size_after = 0;
-  std::uint64_t dropped() const;     // device entries left out, over all files
-};
-
 // Prunes the package `in` (`file` names it in errors and the report) and hands
 // the new package to `sink` in order. Errors name the member
-// ("pkg.deb(data.tar.xz)(./usr/lib/libk.so)").
-PackageReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
+// ("pkg.deb(data.tar.xz)(./usr/lib/libk.so)"); so do the report's paths. A
+// package left without any of the device code it had is an error unless the
+// selection allows empty results.
+TreeReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
                             const compress::Sink& sink, const PackageOptions& options = {});
 
 }  // namespace ot::prune

@@ -77,7 +77,7 @@ std::string_view action_name(const prune::FileReport& f) {
   return "copy";
 }
 
-[[maybe_unused]] std::string tree_text_report(const prune::TreeReport& t, SizeStyle sizes) {
+std::string tree_text_report(const prune::TreeReport& t, SizeStyle sizes) {
   std::string out;
   for (const prune::FileReport& f : t.files) {
     const prune::Report& r = f.report;
@@ -104,7 +104,7 @@ std::string saved_json(std::uint64_t before, std::uint64_t after) {
   return std::to_string(static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after));
 }
 
-[[maybe_unused]] std::string tree_json_report(const std::string& input, bool written, const prune::TreeReport& t) {
+std::string tree_json_report(const std::string& input, bool written, const prune::TreeReport& t) {
   std::string files;
   for (const prune::FileReport& f : t.files) {
     const prune::Report& r = f.report;
@@ -149,45 +149,12 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
   return out;
 }
 
-// INTERIM: a package's report until the lead's multi-file report and writer
-// (schema offloadtool-prune-tree/1) land on main.
-std::string package_text(const prune::PackageReport& r, SizeStyle sizes) {
-  std::string out;
-  for (const prune::PackageFile& f : r.files) {
-    const char* what = f.action == prune::FileAction::Remove ? "remove" : f.action == prune::FileAction::Write ? "prune" : "keep";
-    out += fmt::format("{} {} ({} -> {})\n", what, printable(f.name), size_text(f.size_before, sizes), size_text(f.size_after, sizes));
-    for (const prune::EntryReport& e : f.report.entries)
-      out += fmt::format("  {} {} ({})\n", e.kept ? "keep" : "drop", printable(e.id), size_text(e.size, sizes));
-  }
-  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", printable(n));
-  out += fmt::format("{}: {} entries dropped, {} -> {}\n", printable(r.kind), r.dropped(), size_text(r.size_before, sizes),
-                     size_text(r.size_after, sizes));
-  return out;
-}
-
-std::string package_json(const PruneOptions& o, const prune::PackageReport& r) {
-  std::string files;
-  for (const prune::PackageFile& f : r.files) {
-    std::string entries;
-    for (const prune::EntryReport& e : f.report.entries)
-      entries += fmt::format("{}{{\"id\": {}, \"size\": {}, \"kept\": {}}}", entries.empty() ? "" : ", ", json::str(e.id), e.size, e.kept);
-    const char* what = f.action == prune::FileAction::Remove ? "remove" : f.action == prune::FileAction::Write ? "write" : "copy";
-    files += fmt::format("{}\n    {{\"file\": {}, \"action\": \"{}\", \"size_before\": {}, \"size_after\": {}, \"entries\": [{}]}}",
-                         files.empty() ? "" : ",", json::str(f.name), what, f.size_before, f.size_after, entries);
-  }
-  std::string notes;
-  for (const std::string& n : r.notes) notes += fmt::format("{}{}", notes.empty() ? "" : ", ", json::str(n));
-  return fmt::format("{{\n  \"schema\": \"offloadtool-prune-tree/1\",\n  \"file\": {},\n  \"container\": {},\n  \"written\": {},\n"
-                     "  \"files\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"notes\": [{}]\n}}\n",
-                     json::str(o.input), json::str(r.kind), !o.dry_run, files, r.size_before, r.size_after, notes);
-}
-
 // A package (.deb, tarball, wheel): prune/package.h.
 int prune_package(const PruneOptions& o, const prune::Selection& selection, const InputFile& in) {
   prune::PackageOptions po;
   po.strip_signatures = o.strip_signatures;
   po.xz_threads = std::max(2u, std::min(8u, std::thread::hardware_concurrency()));
-  prune::PackageReport report;
+  prune::TreeReport report;
   if (o.dry_run) {
     report = prune::prune_package(in, selection, o.input, [](Bytes) {}, po);
   } else {
@@ -197,9 +164,9 @@ int prune_package(const PruneOptions& o, const prune::Selection& selection, cons
     out.commit();
   }
   if (o.json)
-    print(package_json(o, report));
+    print(tree_json_report(o.input, !o.dry_run, report));
   else if (o.dry_run)
-    print(package_text(report, o.sizes));
+    print(tree_text_report(report, o.sizes));
   return 0;
 }
 
