@@ -23,6 +23,7 @@ namespace {
 constexpr std::size_t kSniffSize = 4096;         // the prefix may_hold_device_code looks at
 constexpr std::size_t kBlock = 256u << 10;       // the copy buffer
 constexpr std::uint64_t kSmallMember = 64u << 20;  // RECORD, md5sums, control: read whole
+constexpr std::uint64_t kReleaseStep = 4u << 20;   // input pages let go of every few MiB
 
 bool starts(Bytes p, std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; }
 
@@ -105,16 +106,30 @@ void copy_mapped(const InputFile& f, archive::StreamWriter& w, Digests* d) {
 
 // Rewrites the archive (tar or zip, possibly compressed) filling `data` into
 // `sink`, each file pruned; `errname` names it in errors.
-Changes rewrite_archive(Bytes data, const std::string& errname, const Selection& selection, const Hooks& hooks,
+// `data` lies at `at` in `file` (whose pages read are let go of as the
+// decompression moves on: a .deb's 90 MB of xz would otherwise stay resident).
+struct Backing {
+  const InputFile& file;
+  std::uint64_t at = 0;
+};
+
+Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& errname, const Selection& selection, const Hooks& hooks,
                         const PackageOptions& options, const std::function<void(Bytes)>& sink,
                         TreeReport& report, std::string* format_text = nullptr) {
   Changes changes;
   archive::StreamReader r(data, errname);
+  std::uint64_t released = 0;
+  auto release_read = [&](std::uint64_t step) {
+    if (r.consumed() - released < step) return;
+    released = r.consumed();
+    backing.file.release(backing.at, released);
+  };
   std::optional<archive::StreamWriter> w;
   std::vector<std::byte> buf(kBlock);
   std::set<std::string, std::less<>> removed;
   bool first = true;
   while (auto h = r.next()) {
+    release_read(0);
     const std::string member = fmt::format("{}({})", errname, h->name);
     if (first) {
       first = false;
@@ -186,6 +201,7 @@ Changes rewrite_archive(Bytes data, const std::string& errname, const Selection&
         std::uint64_t total = got;
         if (hooks.hash_originals) original.update(prefix);
         while (std::size_t k = r.read(buf)) {
+          release_read(kReleaseStep);
           w->data(Bytes(buf.data(), k));
           if (hooks.hash_originals) original.update(Bytes(buf.data(), k));
           total += k;
@@ -199,6 +215,7 @@ Changes rewrite_archive(Bytes data, const std::string& errname, const Selection&
     if (hooks.hash_originals) original.update(prefix);
     std::vector<std::byte> more(kBlock);
     while (std::size_t k = r.read(more)) {
+      release_read(kReleaseStep);
       spool.write(Bytes(more.data(), k));
       if (hooks.hash_originals) original.update(Bytes(more.data(), k));
     }
@@ -242,6 +259,7 @@ Changes rewrite_archive(Bytes data, const std::string& errname, const Selection&
   }
   if (!w) fail(errname, "an empty archive: nothing to prune");
   w->finish();
+  release_read(0);
   return changes;
 }
 
@@ -363,7 +381,7 @@ TreeReport prune_wheel(const InputFile& in, const Selection& selection, const st
     return rewrite_record(fmt::format("{}({})", file, plain), text, changes, signatures, pending);
   };
   std::uint64_t written = 0;
-  Changes changes = rewrite_archive(in.bytes(), file, selection, hooks, options, [&](Bytes b) {
+  Changes changes = rewrite_archive({in, 0}, in.bytes(), file, selection, hooks, options, [&](Bytes b) {
     written += b.size();
     sink(b);
   }, report);
@@ -391,7 +409,7 @@ TreeReport prune_tarball(const InputFile& in, const Selection& selection, const 
   TreeReport report{"tarball", {}, in.size(), 0};
   std::uint64_t written = 0;
   std::string format;
-  rewrite_archive(in.bytes(), file, selection, Hooks{}, options, [&](Bytes b) {
+  rewrite_archive({in, 0}, in.bytes(), file, selection, Hooks{}, options, [&](Bytes b) {
     written += b.size();
     sink(b);
   }, report, &format);
@@ -488,7 +506,7 @@ TreeReport prune_deb(const InputFile& in, const Selection& selection, const std:
   const std::string data_name = fmt::format("{}({})", file, data->name);
   Hooks data_hooks;
   data_hooks.md5 = true;
-  Changes changes = rewrite_archive(data->data, data_name, selection, data_hooks, options,
+  Changes changes = rewrite_archive({in, data->offset}, data->data, data_name, selection, data_hooks, options,
                                     [&](Bytes b) { data_out.write(b); }, report);
   report.container = fmt::format("Debian package ({})", data->name);
   in.release(data->offset, data->data.size());
@@ -501,7 +519,7 @@ TreeReport prune_deb(const InputFile& in, const Selection& selection, const std:
     return plain == "md5sums" ? rewrite_md5sums(name, text, changes) : rewrite_control(name, text, changes, installed_note);
   };
   TreeReport control_report;
-  rewrite_archive(control->data, fmt::format("{}({})", file, control->name), selection, control_hooks, options,
+  rewrite_archive({in, control->offset}, control->data, fmt::format("{}({})", file, control->name), selection, control_hooks, options,
                   [&](Bytes b) { control_bytes.append(reinterpret_cast<const char*>(b.data()), b.size()); },
                   control_report);
   if (!installed_note.empty()) report.notes.push_back(installed_note);
