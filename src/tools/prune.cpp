@@ -1,5 +1,6 @@
 // offloadtool prune: a container, relocatable object or ar archive rewritten
-// with only the device entries of the GPUs kept (prune/prune.h does the work).
+// with only the device entries of the GPUs kept (prune/prune.h does the work);
+// a package (.deb, tarball, wheel) rewritten member by member (prune/package.h).
 //
 //   offloadtool prune --keep TARGET... FILE -o OUT
 //   offloadtool prune --drop TARGET... FILE --in-place
@@ -7,7 +8,7 @@
 //   offloadtool prune --keep-detected FILE -o OUT            (this machine's GPUs, as compat detect finds them)
 //
 // --json prints one JSON object, schema json::Schema::Prune (support/json_schemas.cpp
-// documents its members; offloadtool-json(7)).
+// documents its members; offloadtool-json(7)); for a package json::Schema::PruneTree.
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -243,7 +244,12 @@ cli::AppletBody define_prune(CLI::App& app) {
       "changes, and what cannot be moved safely is refused. A target is a target ID (gfx90a, gfx90a:xnack+) or a "
       "bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with compat's rules: a feature the target leaves "
       "out matches any setting, and a full target ID (gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host "
-      "entries always stay.");
+      "entries always stay. A package is rewritten member by member in one decompression and one compression pass "
+      "(prune/package.h): a .deb (data.tar.* with its format and compression, md5sums and Installed-Size in "
+      "control.tar.* updated), a tarball (.tar, .tar.gz/.xz/.zst/.bz2) or a Python wheel (*.dist-info/RECORD "
+      "rewritten and checked); members keep their order, owners, modes and times, bare code objects of dropped "
+      "targets are left out, and rpm packages, signed packages (without --strip-signatures) and member names that "
+      "leave the folder are refused.");
   app.add_option("input", o->input, "the container to prune")->required();
   auto* keep = app.add_option("--keep", o->keep, "keep only the entries these targets select (comma-separated or repeated)")
                    ->delimiter(',')
