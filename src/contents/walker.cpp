@@ -21,6 +21,7 @@
 #include "formats/nv_fatbin.h"
 #include "formats/offload_binary.h"
 #include "object/object_file.h"
+#include "object/pe_image.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 
@@ -30,6 +31,7 @@ namespace {
 constexpr std::string_view kSectionPrefix = "__CLANG_OFFLOAD_BUNDLE__";
 constexpr std::string_view kDup = "duplicate bundle entry id '";  // formats/bundle_binary.cpp's message
 constexpr std::string_view kTextStart = "__CLANG_OFFLOAD_BUNDLE____START__";
+
 // Enough of a member to see every magic below (tar's "ustar" is at 257) and
 // a bare PTX file's directives (compat::bare_code).
 constexpr std::size_t kSniffSize = compat::kBareCodeSniff;
@@ -125,9 +127,13 @@ class Walker {
         return;
       }
     }
+    if (object::is_pe_image(data)) {
+      pe_image(s);
+      return;
+    }
     object::ObjectKind kind = object::identify_object(data);
     if (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) {
-      object_file(s);
+      object_sections(s, object::read_sections(s.data, s.errname));
       return;
     }
     if (formats::has_offload_binary_magic(data)) {
@@ -488,8 +494,77 @@ class Walker {
     return true;
   }
 
-  void object_file(const Source& s) {
-    std::vector<object::SectionInfo> sections = object::read_sections(s.data, s.errname);
+  // The device code sections of an object or image (below).
+  static bool device_section(std::string_view name) {
+    return name.starts_with(".hip_fat") || name == ".llvm.offloading" || formats::is_fatbin_section(name);
+  }
+
+  // A PE image (DLL, EXE): its sections by name (lld-link keeps 8 characters:
+  // ".hip_fat", ".nv_fatb", "__nv_rel"), then the fat binaries its
+  // registration records point at where they lie in no such section (one
+  // renamed or merged into another by the linker).
+  void pe_image(const Source& s) {
+    const object::PeImage pe = object::PeImage::parse(s.data, s.errname);
+    std::vector<object::SectionInfo> sections;
+    for (std::size_t i = 0; i < pe.sections.size(); ++i) {
+      std::string name = pe.names[i] == "__nv_rel" ? "__nv_relfatbin" : pe.names[i] == ".llvm.of" ? ".llvm.offloading" : pe.names[i];
+      sections.push_back({name, pe.sections[i].PointerToRawData, pe.content_size(i), pe.content_size(i) != 0, 0});
+    }
+    object_sections(s, sections);
+    for (std::size_t i = 0; i < pe.sections.size(); ++i) {
+      const std::string& n = pe.names[i];
+      const bool hip = n == ".hipFatB" || n == ".hipFatBinSegment", cuda = n == ".nvFatBi" || n == ".nvFatBinSegment";
+      if (!hip && !cuda) continue;
+      const std::uint64_t off = pe.sections[i].PointerToRawData, size = pe.content_size(i);
+      for (std::uint64_t r = 0; r + formats::kFatbinWrapperSize <= size; r += formats::kFatbinWrapperSize) {
+        const std::uint32_t magic = load_le<std::uint32_t>(s.data.data() + off + r);
+        if (magic != (hip ? formats::kHipWrapperMagic : formats::kFatbinWrapperMagic)) continue;
+        const std::uint64_t va = load_le<std::uint64_t>(s.data.data() + off + r + 8);
+        const std::uint64_t at = off + r + 8;
+        if (va < pe.image_base)
+          fail_at({s.errname, at}, "the registration record in {} points to 0x{:x}, below the image base 0x{:x}", n, va,
+                  pe.image_base);
+        const std::uint64_t rva = va - pe.image_base;
+        const std::optional<std::size_t> k = pe.section_at(rva);
+        if (!k) fail_at({s.errname, at}, "the registration record in {} points to RVA 0x{:x}, in no section", n, rva);
+        if (device_section(sections[*k].name)) continue;  // walked above
+        const std::uint64_t in_sec = rva - pe.sections[*k].VirtualAddress;
+        if (in_sec >= pe.content_size(*k))
+          fail_at({s.errname, at}, "the registration record in {} points to RVA 0x{:x}, past the file data of {}", n, rva,
+                  pe.names[*k]);
+        const std::uint64_t foff = pe.sections[*k].PointerToRawData + in_sec;
+        registered(s, s.data.subspan(foff, pe.content_size(*k) - in_sec), foff,
+                   with(s.chain, fmt::format("section {}, registered at RVA 0x{:x}", pe.names[*k], rva)));
+      }
+    }
+  }
+
+  // One fat binary a registration record points at, in a section not named
+  // for device code: it extends as far as its own header says.
+  void registered(const Source& s, Bytes rest, std::uint64_t at, const std::vector<Link>& chain) {
+    const ByteSource src = s.backing.shifted(at).source(rest);
+    if (holds_fatbin(rest, at, s.backing)) {
+      const formats::Fatbin f = formats::read_fatbin(src, 0, s.errname, at);
+      fatbins(rest.first(f.size), at, s.errname, chain, s.base, s.backing, false);
+      return;
+    }
+    std::uint64_t size = 0;
+    if (formats::has_ccob_magic(rest)) {
+      const formats::CcobHeader h =
+          rebase_errors(at, [&] { return formats::read_ccob_header(rest.first(std::min<std::uint64_t>(rest.size(), formats::kMaxCcobHeaderSize)), rest.size(), s.errname); });
+      if (!h.total_size) fail_at({s.errname, at}, "a registered compressed bundle of version 1 records no size");
+      size = *h.total_size;
+    } else if (formats::has_binary_bundle_magic(rest)) {
+      for (const formats::BundleEntry& e : rebase_errors(at, [&] { return formats::read_binary_bundle(src, s.errname); }))
+        size = std::max(size, e.offset + e.size);
+    } else {
+      fail_at({s.errname, at}, "a registration record points at neither an offload bundle nor an NVIDIA fatbin");
+    }
+    if (!blob(s, rest.first(std::min<std::uint64_t>(size, rest.size())), at, chain))
+      fail_at({s.errname, at}, "a registration record points at no offload bundle");
+  }
+
+  void object_sections(const Source& s, const std::vector<object::SectionInfo>& sections) {
     // Every __CLANG_OFFLOAD_BUNDLE__<id> section of the object is one entry of one container.
     std::vector<const object::SectionInfo*> bundle_sections;
     for (const object::SectionInfo& sec : sections) {

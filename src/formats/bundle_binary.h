@@ -13,6 +13,12 @@
 
 namespace ot::formats {
 
+// The record a HIP program registers a blob of bundles with (clang's
+// __hip_fatbin_wrapper in .hipFatBinSegment; ".hipFatB" in a PE image):
+// { uint32 magic ("FPIH"), version; void* binary; void* unused; }
+inline constexpr std::uint32_t kHipWrapperMagic = 0x48495046;
+inline constexpr std::uint64_t kHipWrapperSize = 24, kHipWrapperBinary = 8;
+
 inline constexpr std::string_view kBundleMagic = "__CLANG_OFFLOAD_BUNDLE__";
 
 struct BundleEntry {

@@ -1,5 +1,7 @@
 #include "object/object_file.h"
 
+#include "object/pe_image.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -98,11 +100,6 @@ bool looks_like_coff(Bytes data) {
   return coff_object_machine(load_le<std::uint16_t>(data.data()));
 }
 
-bool is_pe_image(Bytes data) {
-  if (!starts_with(data, "MZ") || data.size() < 0x40) return false;
-  std::uint32_t pe = load_le<std::uint32_t>(data.data() + 0x3c);
-  return pe <= data.size() && starts_with(data.subspan(pe), std::string_view("PE\0\0", 4));
-}
 
 // ---------------------------------------------------------------------------
 // COFF long section names
@@ -407,6 +404,13 @@ std::vector<SectionInfo> read_sections(Bytes data, const std::string& file) {
   }
   if (starts_with(data, std::string_view("\x7f" "ELF", 4)))
     fail_at({file, elf::EI_CLASS}, "unknown elf class or data encoding");
+  // A PE image is a COFF object file to LLVM too: its sections, as the linker left them.
+  if (is_pe_image(data)) {
+    const PeImage pe = PeImage::parse(data, file);
+    for (std::size_t i = 0; i < pe.sections.size(); ++i)
+      out.push_back({pe.names[i], pe.sections[i].PointerToRawData, pe.content_size(i), pe.content_size(i) != 0, 0});
+    return out;
+  }
   if (looks_like_coff(data)) {
     const auto f = CoffFile::parse(data, file);
     out.reserve(f.sections.size());
@@ -415,7 +419,7 @@ std::vector<SectionInfo> read_sections(Bytes data, const std::string& file) {
     return out;
   }
   if (identify_object(data) == ObjectKind::OtherObject)
-    fail_at({file, 0}, "reading sections of Mach-O, Wasm, XCOFF, GOFF and PE files is not supported");
+    fail_at({file, 0}, "reading sections of Mach-O, Wasm, XCOFF and GOFF files is not supported");
   fail_at({file, 0}, "not an ELF or COFF object file");
 }
 

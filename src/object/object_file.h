@@ -34,7 +34,8 @@ struct SectionInfo {
 };
 
 // All sections in section-table order (ELF: including the null section 0, as
-// LLVM's section iterator does). Throws ot::Error naming `file` and the offset
+// LLVM's section iterator does; PE images: object::PeImage's, their data up to
+// VirtualSize). Throws ot::Error naming `file` and the offset
 // of the bad header, table or name for any malformed structure; data of every
 // section that has data must lie inside the file.
 std::vector<SectionInfo> read_sections(Bytes data, const std::string& file);

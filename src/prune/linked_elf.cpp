@@ -53,6 +53,7 @@
 #include "formats/offload_binary.h"
 #include "object/object_file.h"
 #include "prune/kinds.h"
+#include "prune/packing.h"
 #include "support/error.h"
 
 namespace ot::prune {
@@ -70,13 +71,6 @@ constexpr std::int64_t DT_NULL = 0, DT_TEXTREL = 22, DT_FLAGS = 30;
 constexpr std::uint64_t DF_TEXTREL = 0x4;
 constexpr std::uint16_t PN_XNUM = 0xffff;
 
-// struct __hip_fatbin_wrapper { uint32 magic, version; void* binary; void* unused; }
-constexpr std::uint32_t kHipWrapperMagic = 0x48495046;
-constexpr std::uint64_t kHipWrapperSize = 24, kHipWrapperBinary = 8;
-
-std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
-std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return a <= 1 ? v : v / a * a; }
-
 struct Machine {
   std::uint32_t relative;  // R_X86_64_RELATIVE, R_AARCH64_RELATIVE
 };
@@ -86,94 +80,6 @@ std::optional<Machine> machine_of(std::uint16_t m) {
   if (m == elf::EM_AARCH64) return Machine{1027};
   return std::nullopt;
 }
-
-void emit_zeros(std::uint64_t n, const compress::Sink& sink) {
-  static const std::byte kZero[4096] = {};
-  for (; n > 0;) {
-    std::uint64_t k = std::min<std::uint64_t>(n, sizeof kZero);
-    sink(Bytes(kZero, k));
-    n -= k;
-  }
-}
-
-// Byte edits on top of the input, applied as its ranges are emitted.
-class Patches {
- public:
-  explicit Patches(const std::string& file) : file_(file) {}
-
-  template <typename T>
-  void put(std::uint64_t off, const T& value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    std::vector<std::byte> b(sizeof(T));
-    std::memcpy(b.data(), &value, sizeof(T));
-    put_bytes(off, std::move(b));
-  }
-  void put_bytes(std::uint64_t off, std::vector<std::byte> b) {
-    Edit e;
-    e.size = b.size();
-    e.owned = std::move(b);
-    e.pieces = {Bytes(e.owned)};
-    add(off, std::move(e));
-  }
-  // A range rewritten as `pieces` (views that outlive the patches) followed by
-  // zeros up to `size` bytes: a section pruned in place.
-  void put_region(std::uint64_t off, std::uint64_t size, std::vector<Bytes> pieces) {
-    Edit e;
-    e.size = size;
-    e.pieces = std::move(pieces);
-    add(off, std::move(e));
-  }
-  bool any_in(std::uint64_t from, std::uint64_t to) const {
-    auto it = edits_.lower_bound(from);
-    return (it != edits_.end() && it->first < to) ||
-           (it != edits_.begin() && std::prev(it)->first + std::prev(it)->second.size > from);
-  }
-  // Input [from, to) with the edits that start in it (none crosses `to`).
-  void emit(Bytes input, std::uint64_t from, std::uint64_t to, const compress::Sink& sink) const {
-    for (auto it = edits_.lower_bound(from); it != edits_.end() && it->first < to; ++it) {
-      if (it->first > from) sink(input.subspan(from, it->first - from));
-      std::uint64_t n = 0;
-      for (Bytes p : it->second.pieces) {
-        sink(p);
-        n += p.size();
-      }
-      emit_zeros(it->second.size - n, sink);
-      from = it->first + it->second.size;
-    }
-    if (to > from) sink(input.subspan(from, to - from));
-  }
-
- private:
-  struct Edit {
-    std::uint64_t size = 0;
-    std::vector<std::byte> owned;
-    std::vector<Bytes> pieces;
-  };
-  void add(std::uint64_t off, Edit e) {
-    // Each structure is patched whole, once: two that overlap are structures
-    // of the file sharing bytes (a symbol table over a relocation section).
-    auto next = edits_.lower_bound(off);
-    if ((next != edits_.end() && next->first < off + e.size && !(next->first == off && next->second.size == e.size)) ||
-        (next != edits_.begin() && std::prev(next)->first + std::prev(next)->second.size > off))
-      fail_at({file_, off}, "two structures to rewrite share bytes: not pruned");
-    edits_[off] = std::move(e);
-  }
-  std::string file_;
-  std::map<std::uint64_t, Edit> edits_;
-};
-
-// One item of the device code section (a bundle, an offload binary), pruned:
-// its pieces are kept until the whole file was checked. Pieces inside the
-// input stay views of it (the caller copies them in the kernel); the others
-// (new headers, recompressed CCOBs) are owned.
-struct Item {
-  std::uint64_t offset = 0, size = 0;  // in the section, before
-  std::uint64_t new_offset = 0, new_size = 0;  // after; a dropped item has size 0
-  std::vector<Bytes> pieces;
-  // OpenMP: the images the item holds (from the section's start), which
-  // __tgt_device_image records point at.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> images = {};
-};
 
 enum class Kind { Hip, OpenMp, Cuda };
 
@@ -303,32 +209,10 @@ class LinkedPruner {
   }
   // The same in the section `section` at file offset `off`.
   Report prune_item(Item& it, Bytes section, std::uint64_t off, const Selection& selection, const std::string& where) {
-    Report r = rebase_errors(off + it.offset, [&] {
-      const compress::Sink keep = [&](Bytes piece) {
-        if (piece.empty()) return;
-        if (piece.data() >= data_.data() && piece.data() + piece.size() <= data_.data() + data_.size()) {
-          it.pieces.push_back(piece);
-        } else {
-          owned_.emplace_back(piece.begin(), piece.end());
-          it.pieces.push_back(owned_.back());
-        }
-      };
-      const Bytes bytes = section.subspan(it.offset, it.size);
-      if (kind_ != Kind::Cuda) return prune_container(bytes, selection, file_, keep);
-      // Fatbin headers by pread: a library's thousands map none of its pages in.
-      const ByteSource source(bytes, [this, at = off + it.offset](std::uint64_t o, std::byte* to, std::uint64_t len) {
-        in_.read_at(at + o, to, len);
-      });
-      return prune_fatbin_container(source, selection, file_, keep);
-    });
+    Report r = prune::prune_item(in_, it, section, off, kind_ == Kind::Cuda, selection, file_, owned_);
     for (EntryReport e : r.entries) {
       e.where = where;
       report_.entries.push_back(std::move(e));
-    }
-    it.new_size = r.size_after;
-    if (r.dropped() == 0) {  // as it was: a CCOB is not compressed again (at another level than its own)
-      it.pieces = {section.subspan(it.offset, it.size)};
-      it.new_size = it.size;
     }
     return r;
   }

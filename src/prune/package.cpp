@@ -24,6 +24,7 @@ constexpr std::size_t kSniffSize = 4096;         // the prefix may_hold_device_c
 constexpr std::size_t kBlock = 256u << 10;       // the copy buffer
 constexpr std::uint64_t kSmallMember = 64u << 20;  // RECORD, md5sums, control: read whole
 constexpr std::uint64_t kReleaseStep = 4u << 20;   // input pages let go of every few MiB
+constexpr std::size_t kKernelCopy = 16u << 10;     // pieces of the spooled file from here up: copy_file_range
 
 bool starts(Bytes p, std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; }
 
@@ -77,7 +78,7 @@ struct Hooks {
   // Members whose whole (small) contents are replaced by `replace`.
   std::function<bool(std::string_view plain)> replaced = [](std::string_view) { return false; };
   std::function<std::string(std::string_view plain, std::string original, const Changes&)> replace;
-  // Members left out (signatures, with --strip-signatures).
+  // Members left out (signatures, with --strip-signature).
   std::function<bool(std::string_view plain)> left_out = [](std::string_view) { return false; };
 };
 
@@ -224,7 +225,17 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     OutputFile pruned = OutputFile::scratch("");
     FileOutcome o{FileAction::Copy, {}};
     if (contents::may_hold_device_code(prefix))
-      o = prune_tree_file(*in, selection, member, [&](Bytes b) { pruned.write(b); });
+      o = prune_tree_file(*in, selection, member, [&](Bytes b) {
+        // Pieces of the spooled file itself (kept payloads) are copied by
+        // the kernel, not read through its mapping: the kept code objects of
+        // a 1.3 GB library would otherwise stay resident.
+        const Bytes all = in->bytes();
+        const std::less<const std::byte*> before;
+        if (b.size() >= kKernelCopy && !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size()))
+          pruned.copy_from(*in, static_cast<std::uint64_t>(b.data() - all.data()), b.size());
+        else
+          pruned.write(b);
+      });
     if (o.action == FileAction::Write && o.report.dropped() == 0) o.action = FileAction::Copy;
     FileReport pf{h->name, o.action, std::move(o.report)};  // the path as stored; errors name the chain
     switch (o.action) {
@@ -368,7 +379,7 @@ TreeReport prune_wheel(const InputFile& in, const Selection& selection, const st
     if (!is_dist_info_file(plain, "RECORD.jws") && !is_dist_info_file(plain, "RECORD.p7s")) return false;
     if (!options.strip_signatures)
       fail(fmt::format("{}({})", file, plain),
-           "the wheel is signed: pruning would break the signature (--strip-signatures leaves it out)");
+           "the wheel is signed: pruning would break the signature (--strip-signature leaves it out)");
     signatures.emplace(plain);
     report.notes.push_back(fmt::format("the signature {} was left out", plain));
     return true;
@@ -485,7 +496,7 @@ TreeReport prune_deb(const InputFile& in, const Selection& selection, const std:
     if (m.name.starts_with("_gpg")) {
       if (!options.strip_signatures)
         fail(fmt::format("{}({})", file, m.name),
-             "the package is signed: pruning would break the signature (--strip-signatures leaves it out)");
+             "the package is signed: pruning would break the signature (--strip-signature leaves it out)");
       report.notes.push_back(fmt::format("the signature {} was left out", m.name));
       continue;
     }

@@ -19,7 +19,7 @@
 // spooled to an unlinked scratch file and pruned. Refused, before anything is
 // committed: rpm packages (their header signs and digests the payload), a
 // signed wheel (RECORD.jws, RECORD.p7s) or .deb (_gpg* members) unless
-// `strip_signatures`, member names that leave the extraction folder
+// `strip_signatures` (--strip-signature), member names that leave the extraction folder
 // ("../x", "/x"), a RECORD that does not match its members.
 //
 // Installed-Size: dpkg-gencontrol counts ceil(size / 1024) for each regular

@@ -34,6 +34,9 @@ struct Selection {
   std::vector<compat::TargetSpec> targets;
   // A container left without any device entry is an error unless this is set.
   bool allow_empty = false;
+  // A PE image signed with Authenticode is refused (pruning breaks the
+  // signature) unless this is set: the signature is then left out.
+  bool strip_signature = false;
 };
 
 // Parses each text with compat::parse_spec (a bare target ID or a bundle entry

@@ -9,6 +9,7 @@
 #include "contents/walker.h"
 #include "formats/nv_fatbin.h"
 #include "object/object_file.h"
+#include "object/pe_image.h"
 #include "prune/kinds.h"
 #include "support/error.h"
 
@@ -126,6 +127,7 @@ Report prune_file(const InputFile& in, const Selection& selection, const std::st
     fail_at({file, 0}, "the file is one {} ({}): it stays or goes whole, as prune does with the files of a directory "
             "or package it is in", b->description(), b->id);
   if (archive::is_archive(data) || archive::is_thin_archive(data)) return prune_archive(in, selection, file, sink);
+  if (object::is_pe_image(data)) return prune_pe_image(in, selection, file, sink);
   switch (object::identify_object(data)) {
     case object::ObjectKind::Elf:
       if (elf_type(data, file) == object::elf::ET_REL) return prune_object(in, selection, file, sink);

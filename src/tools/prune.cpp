@@ -32,8 +32,8 @@ struct PruneOptions {
   std::string input;
   std::string output;
   std::vector<std::string> keep, drop;
-  bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false;
-  bool strip_signatures = false;
+  bool in_place = false, dry_run = false, json = false, allow_empty = false, keep_detected = false,
+       strip_signature = false;
   SizeStyle sizes = SizeStyle::Human;  // --dry-run's text
   std::string sysfs = "/sys", xnack;
   Progress::Mode progress = Progress::Mode::Auto;
@@ -153,7 +153,7 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
 // A package (.deb, tarball, wheel): prune/package.h.
 int prune_package(const PruneOptions& o, const prune::Selection& selection, const InputFile& in) {
   prune::PackageOptions po;
-  po.strip_signatures = o.strip_signatures;
+  po.strip_signatures = o.strip_signature;
   po.xz_threads = std::max(2u, std::min(8u, std::thread::hardware_concurrency()));
   prune::TreeReport report;
   if (o.dry_run) {
@@ -180,9 +180,9 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
   prune::Selection selection =
       o.keep.empty() ? prune::make_selection(prune::Selection::Mode::Drop, o.drop, o.allow_empty)
                      : prune::make_selection(prune::Selection::Mode::Keep, o.keep, o.allow_empty);
+  selection.strip_signature = o.strip_signature;
   std::shared_ptr<InputFile> in = InputFile::open(o.input);
   if (prune::package_kind(in->bytes()) != prune::PackageKind::None) return prune_package(o, selection, *in);
-  if (o.strip_signatures) fail(o.input, "--strip-signatures: not a package (.deb, wheel)");
   prune::Report report;
   if (o.dry_run) {
     report = prune::prune_file(*in, selection, o.input, [](Bytes) {});
@@ -270,13 +270,14 @@ cli::AppletBody define_prune(CLI::App& app) {
       ->excludes(output);
   app.add_flag("--dry-run", o->dry_run, "write nothing; print what would go and the bytes saved");
   app.add_flag("--json", o->json,
-               fmt::format("print the report as one JSON object (schema {}; offloadtool-json(7))",
-                           json::schema_name(json::Schema::Prune)));
+               fmt::format("print the report as one JSON object (schema {} for a file, {} for a directory or "
+                           "package; offloadtool-json(7))",
+                           json::schema_name(json::Schema::Prune), json::schema_name(json::Schema::PruneTree)));
   add_bytes_flag(app, o->sizes, "with --dry-run: ");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
-  app.add_flag("--strip-signatures", o->strip_signatures,
-               "a signed package (a wheel's RECORD.jws or RECORD.p7s, a .deb's _gpg members): leave the signatures "
-               "out instead of refusing (the note says so)");
+  app.add_flag("--strip-signature,--strip-signatures", o->strip_signature,
+               "remove the signatures pruning invalidates (refused otherwise): a PE image's Authenticode signature, "
+               "a wheel's RECORD.jws or RECORD.p7s, a .deb's _gpg members (the report says so)");
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };
 }

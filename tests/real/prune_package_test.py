@@ -18,7 +18,8 @@
   * two runs write the same bytes; --in-place writes what -o writes;
   * refused with one line naming the file, exit 1, nothing left and the input
     unchanged: a truncated data.tar.xz, a RECORD that lies, member names that
-    leave the folder, a signed wheel (unless --strip-signatures), an rpm.
+    leave the folder, a signed wheel (unless --strip-signature; --strip-signatures is the
+    same flag), an rpm.
 (pip 23 does not check RECORD's hashes on install: hashlib does it here.)
 """
 import base64
@@ -376,7 +377,7 @@ def wheel_body(root, payload):
             ['lie.whl'], 'does not match')
     make_wheel(os.path.join(h, 'signed.whl'), payload, signed=True)
     refused('a signed wheel is refused', h, ['prune', '--keep', KEEP, 'signed.whl', '-o', 'o.whl'],
-            ['signed.whl'], '--strip-signatures')
+            ['signed.whl'], '--strip-signature')
     r = run([OT, 'prune', '--keep', KEEP, '--strip-signatures', 'signed.whl', '-o', 'o.whl'], cwd=h, text=True)
     with zipfile.ZipFile(os.path.join(h, 'o.whl')) as z:
         gone = not any(n.endswith('RECORD.jws') for n in z.namelist())

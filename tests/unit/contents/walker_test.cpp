@@ -242,7 +242,7 @@ TEST_CASE("tar.zst made here; a member without magic is not spooled; bomb limit"
   small.max_expanded_bytes = 256 << 10;
   CHECK_THROWS_WITH_AS(flat(zst, "p.tar.zst", small),
                        "p.tar.zst(zeros.bin): more than 0x40000 bytes decompressed or spooled (the limit): a "
-                       "decompression bomb?, at offset 0x200",
+                       "decompression bomb?, at offset 0x1000",
                        ot::Error);
 }
 

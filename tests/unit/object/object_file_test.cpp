@@ -292,7 +292,7 @@ TEST_CASE("read_sections: malformed ELF") {
   CHECK_THROWS_WITH_AS(read_sections(test_bytes("hello, world"), "t.o"),
                        "t.o: not an ELF or COFF object file, at offset 0x0", Error);
   CHECK_THROWS_WITH_AS(read_sections(bytes({0, 'a', 's', 'm', 1, 0, 0, 0}), "t.o"),
-                       "t.o: reading sections of Mach-O, Wasm, XCOFF, GOFF and PE files is not supported, at offset 0x0",
+                       "t.o: reading sections of Mach-O, Wasm, XCOFF and GOFF files is not supported, at offset 0x0",
                        Error);
 }
 

@@ -14,8 +14,9 @@ TEST_CASE("json schemas: the names the writers print") {
   CHECK(json::schema_name(json::Schema::List) == "offloadtool-list/2");
   CHECK(json::schema_name(json::Schema::PackageList) == "offloadtool-package-list/2");
   CHECK(json::schema_name(json::Schema::Prune) == "offloadtool-prune/2");
+  CHECK(json::schema_name(json::Schema::PruneTree) == "offloadtool-prune-tree/1");
   CHECK(json::schema_name(json::Schema::Size) == "offloadtool-size/1");
-  CHECK(json::schemas().size() == 6);
+  CHECK(json::schemas().size() == 7);
 }
 
 TEST_CASE("json schemas: every one documented whole") {

@@ -1,0 +1,389 @@
+// Pruning PE images (Windows DLLs and EXEs, PE32+: x86_64 and ARM64).
+//
+// A PE image places each section's bytes in the file (PointerToRawData,
+// SizeOfRawData) apart from its place in memory (VirtualAddress,
+// VirtualSize), and the loader zero-fills a section's memory past its raw
+// data. So no address needs to move:
+//   * each device code section (.hip_fatbin, .nv_fatbin, __nv_relfatbin; 8
+//     characters in lld-link's images: ".hip_fat", ".nv_fatb", "__nv_rel") is
+//     pruned item by item and packed at its start (prune/packing.h, as for ELF);
+//   * its SizeOfRawData shrinks to the packed bytes rounded up to
+//     FileAlignment, its VirtualSize stays (so SizeOfImage and every RVA stay);
+//   * the raw data of the sections after it in the file, the COFF symbol table
+//     (GNU ld's images keep one) and the debug directory's file pointers move
+//     down by what it lost, which is a multiple of FileAlignment;
+//   * the registration records (__hip_fatbin_wrapper in .hipFatB,
+//     __fatBinC_Wrapper_t in .nvFatBi) hold the absolute address ImageBase +
+//     RVA of their item: the value changes where the item moved within its
+//     section; the DIR64 base relocation at the pointer's own place stays;
+//   * CheckSum is computed again where it was set.
+// Refused: base relocations or data directories that point into a device
+// code section (bytes there would move or become zeros), a record pointing
+// into the middle of an item or outside the device code sections, and an
+// Authenticode-signed image unless the caller strips the signature (the
+// certificate table, which must then end the file, is left out).
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "formats/bundle_sequence.h"
+#include "formats/nv_fatbin.h"
+#include "object/pe_image.h"
+#include "prune/kinds.h"
+#include "prune/packing.h"
+
+namespace ot::prune {
+namespace {
+
+constexpr std::uint16_t kRelBasedAbsolute = 0, kRelBasedDir64 = 10;
+constexpr std::uint64_t kDebugEntrySize = 28, kDebugPointerToRawData = 24;
+constexpr std::uint64_t kMaxItemAlign = 4096;
+
+struct DeviceSection {
+  std::size_t index = 0;
+  std::uint64_t off = 0, size = 0, rva = 0;  // its contents: file offset, bytes, RVA
+  std::uint64_t raw_size = 0, new_raw_size = 0;
+  std::vector<Item> items;
+};
+
+// The PE checksum of bytes handed over in pieces (CheckSum's own 4 bytes count as zeros).
+class Checksum {
+ public:
+  explicit Checksum(std::uint64_t skip) : skip_(skip) {}
+  void add(Bytes b) {
+    for (std::byte c : b) {
+      std::uint32_t v = (pos_ >= skip_ && pos_ - skip_ < 4) ? 0 : std::to_integer<std::uint32_t>(c);
+      if (pos_ % 2 == 0) {
+        low_ = v;
+      } else {
+        fold(low_ | v << 8);
+      }
+      ++pos_;
+    }
+  }
+  std::uint32_t value() {
+    if (pos_ % 2 == 1) fold(low_);
+    sum_ = (sum_ & 0xffff) + (sum_ >> 16);
+    return static_cast<std::uint32_t>(sum_ + pos_);
+  }
+
+ private:
+  void fold(std::uint32_t w) {
+    sum_ += w;
+    sum_ = (sum_ & 0xffff) + (sum_ >> 16);
+  }
+  std::uint64_t skip_, pos_ = 0, sum_ = 0;
+  std::uint32_t low_ = 0;
+};
+
+class PePruner {
+ public:
+  PePruner(const InputFile& in, const Selection& selection, const std::string& file)
+      : in_(in), data_(in.bytes()), selection_(selection), file_(file), patches_(file) {}
+
+  Report run(const compress::Sink& sink) {
+    pe_ = object::PeImage::parse(data_, file_);
+    if (!pe_.pe32plus || (pe_.machine != object::coff::IMAGE_FILE_MACHINE_AMD64 &&
+                          pe_.machine != object::coff::IMAGE_FILE_MACHINE_ARM64))
+      fail_at({file_, pe_.coff_header_offset}, "only PE32+ images for x86_64 and ARM64 are pruned (machine 0x{:x})",
+              pe_.machine);
+    const bool dll = load_le<std::uint16_t>(data_.data() + pe_.coff_header_offset + 18) & object::coff::IMAGE_FILE_DLL;
+    report_.container = fmt::format("{} (PE32+, {})", dll ? "DLL" : "executable",
+                                    pe_.machine == object::coff::IMAGE_FILE_MACHINE_AMD64 ? "x86_64" : "ARM64");
+    report_.size_before = data_.size();
+    find_sections();
+    prune_items();
+    move_records();
+    check_base_relocations();
+    check_directories();
+    lay_out();
+    // The checksum covers the whole output: the pieces are handed over once
+    // to sum them, then again to the sink.
+    if (pe_.checksum != 0) {
+      Checksum c(pe_.checksum_offset);
+      emit([&](Bytes b) { c.add(b); });
+      patches_.put<std::uint32_t>(pe_.checksum_offset, c.value());
+    }
+    std::uint64_t written = 0;
+    emit([&](Bytes b) {
+      written += b.size();
+      sink(b);
+    });
+    report_.size_after = written;
+    return std::move(report_);
+  }
+
+ private:
+  static bool hip_name(std::string_view n) { return n.starts_with(".hip_fat"); }
+  static bool cuda_name(std::string_view n) { return formats::is_fatbin_section(n) || n == "__nv_rel"; }
+
+  void find_sections() {
+    for (std::size_t i = 0; i < pe_.sections.size(); ++i) {
+      const std::string& n = pe_.names[i];
+      if (n == ".llvm.offloading" || n == ".llvm.of")
+        fail_at({file_, pe_.header_offset(i)}, "section {} of a PE image is not pruned", n);
+      if (n.starts_with("__CLANG_OFFLOAD_BUNDLE__") || n.starts_with("__CLANG_"))
+        fail_at({file_, pe_.header_offset(i)}, "section {} of a linked file is not pruned", n);
+      if (n == ".hipFatB" || n == ".hipFatBinSegment") hip_records_.push_back(i);
+      if (n == ".nvFatBi" || n == ".nvFatBinSegment") cuda_records_.push_back(i);
+      const bool hip = hip_name(n), cuda = cuda_name(n);
+      if (!hip && !cuda) continue;
+      if (!devices_.empty() && cuda_ != cuda)
+        fail_at({file_, pe_.header_offset(i)}, "the image holds both HIP and CUDA device code sections: not pruned");
+      cuda_ = cuda;
+      const object::coff::SectionHeader& s = pe_.sections[i];
+      if (s.SizeOfRawData == 0) continue;
+      if (s.SizeOfRawData % pe_.file_alignment != 0 || s.PointerToRawData % pe_.file_alignment != 0)
+        fail_at({file_, pe_.header_offset(i)}, "section {}'s raw data (0x{:x} bytes at 0x{:x}) is not aligned to "
+                "FileAlignment 0x{:x}: not pruned", n, static_cast<std::uint32_t>(s.SizeOfRawData),
+                static_cast<std::uint32_t>(s.PointerToRawData), pe_.file_alignment);
+      devices_.push_back({i, s.PointerToRawData, pe_.content_size(i), s.VirtualAddress, s.SizeOfRawData, 0, {}});
+    }
+    if (devices_.empty())
+      fail_at({file_, 0}, "no .hip_fatbin, .nv_fatbin or __nv_relfatbin section: nothing to prune");
+  }
+
+  // Each record: {slot file offset, its value}.
+  template <typename F>
+  void for_each_record(F&& f) const {
+    for (std::size_t i : cuda_ ? cuda_records_ : hip_records_) {
+      const object::coff::SectionHeader& s = pe_.sections[i];
+      const std::uint64_t size = pe_.content_size(i);
+      const std::uint32_t magic = cuda_ ? formats::kFatbinWrapperMagic : kHipWrapperMagic;
+      for (std::uint64_t at = 0; at + kHipWrapperSize <= size; at += kHipWrapperSize) {
+        const std::uint64_t off = s.PointerToRawData + at;
+        if (load_le<std::uint32_t>(data_.data() + off) != magic) continue;
+        f(off + kHipWrapperBinary, load_le<std::uint64_t>(data_.data() + off + kHipWrapperBinary));
+      }
+    }
+  }
+
+  void prune_items() {
+    std::set<std::uint64_t> pointed;  // RVAs records point at
+    for_each_record([&](std::uint64_t, std::uint64_t va) {
+      if (va >= pe_.image_base) pointed.insert(va - pe_.image_base);
+    });
+    Selection each = selection_;
+    each.allow_empty = cuda_ || selection_.allow_empty;
+    Report all{"", {}, 0, 0};
+    for (DeviceSection& d : devices_) {
+      const std::string& name = pe_.names[d.index];
+      const Bytes section = data_.subspan(d.off, d.size);
+      const ByteSource source(section, [this, at = d.off](std::uint64_t o, std::byte* to, std::uint64_t len) {
+        in_.read_at(at + o, to, len);
+      });
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;  // offset, size
+      if (cuda_) {
+        if (!formats::has_fatbin_magic(source.prefix(4, header_buf_)))
+          fail_at({file_, d.off}, "{} does not start with an NVIDIA fatbin", name);
+        for (const formats::Fatbin& f : formats::read_fatbins(source, file_, d.off)) spans.push_back({f.offset, f.size});
+      } else {
+        for (const formats::BundleSpan& b : rebase_errors(d.off, [&] { return formats::split_bundles(source, file_); }))
+          spans.push_back({b.offset, b.size});
+        if (spans.empty()) fail_at({file_, d.off}, "{} does not start with an offload bundle", name);
+      }
+      std::uint64_t cursor = 0;
+      for (std::size_t k = 0; k < spans.size(); ++k) {
+        Item it{spans[k].first, spans[k].second, 0, 0, {}};
+        Report r = prune_item(in_, it, section, d.off, cuda_, each, file_, owned_);
+        for (EntryReport e : r.entries) {
+          e.where = fmt::format("section {}, {} {} at 0x{:x}", name, cuda_ ? "fatbin" : "bundle", k + 1, d.off + it.offset);
+          all.entries.push_back(e);
+          report_.entries.push_back(std::move(e));
+        }
+        // Each item keeps the alignment its address had (up to a page); a
+        // fatbin no record points at keeps its place (CUDA's prelinked ones).
+        std::uint64_t align = kMaxItemAlign;
+        while (align > 1 && (d.rva + it.offset) % align != 0) align /= 2;
+        it.new_offset = it.new_size ? align_up(cursor, align) : cursor;
+        if (cuda_ && !pointed.contains(d.rva + it.offset)) it.new_offset = it.offset;
+        cursor = it.new_offset + it.new_size;
+        d.items.push_back(std::move(it));
+      }
+      if (cursor > d.size)
+        fail_at({file_, d.off}, "the pruned {} (0x{:x} bytes) would be larger than the section (0x{:x} bytes): its "
+                "compressed bundles compress worse at the default level than they were; not pruned", name, cursor, d.size);
+      d.new_raw_size = std::min(d.raw_size, align_up(cursor, pe_.file_alignment));
+    }
+    check_not_empty(selection_, all, file_);
+  }
+
+  const DeviceSection* device_at(std::uint64_t rva) const {
+    for (const DeviceSection& d : devices_) {
+      const object::coff::SectionHeader& s = pe_.sections[d.index];
+      if (rva >= s.VirtualAddress && rva - s.VirtualAddress < std::max<std::uint64_t>(s.VirtualSize, s.SizeOfRawData))
+        return &d;
+    }
+    return nullptr;
+  }
+
+  void move_records() {
+    const char* record = cuda_ ? "__fatBinC_Wrapper_t" : "__hip_fatbin_wrapper";
+    for_each_record([&](std::uint64_t slot, std::uint64_t va) {
+      const std::uint64_t rva = va >= pe_.image_base ? va - pe_.image_base : ~std::uint64_t{0};
+      const DeviceSection* d = device_at(rva);
+      if (!d)
+        fail_at({file_, slot}, "the {} at file offset 0x{:x} points to 0x{:x}, outside the device code sections",
+                record, slot - kHipWrapperBinary, va);
+      const Item* hit = nullptr;
+      for (const Item& it : d->items)
+        if (d->rva + it.offset == rva) hit = &it;
+      if (!hit)
+        fail_at({file_, slot}, "the {} at file offset 0x{:x} points into the middle of a {} (0x{:x})", record,
+                slot - kHipWrapperBinary, cuda_ ? "fatbin" : "bundle", va);
+      if (hit->new_offset != hit->offset) patches_.put<std::uint64_t>(slot, pe_.image_base + d->rva + hit->new_offset);
+    });
+  }
+
+  // The base relocation blocks, checked; none may fix up bytes of a device code section.
+  void check_base_relocations() {
+    const object::PeImage::Directory& dir = pe_.directory(object::PeImage::kDirBaseRelocations);
+    if (dir.size == 0) return;
+    const std::uint64_t at = file_offset_of(dir.rva, dir.size, "the base relocation table");
+    for (std::uint64_t b = 0; b < dir.size;) {
+      if (dir.size - b < 8)
+        fail_at({file_, at + b}, "a base relocation block header (8 bytes) runs past the table's end (0x{:x} bytes)",
+                dir.size);
+      const std::uint32_t page = load_le<std::uint32_t>(data_.data() + at + b);
+      const std::uint32_t size = load_le<std::uint32_t>(data_.data() + at + b + 4);
+      if (size < 8 || size % 2 != 0 || size > dir.size - b)
+        fail_at({file_, at + b + 4}, "a base relocation block of 0x{:x} bytes overflows the table (0x{:x} of 0x{:x} "
+                "bytes left)", size, dir.size - b, dir.size);
+      for (std::uint64_t e = 8; e < size; e += 2) {
+        const std::uint16_t v = load_le<std::uint16_t>(data_.data() + at + b + e);
+        const std::uint16_t type = v >> 12;
+        if (type == kRelBasedAbsolute) continue;
+        const std::uint64_t rva = std::uint64_t{page} + (v & 0xfff);
+        if (const DeviceSection* d = device_at(rva))
+          fail_at({file_, at + b + e}, "a base relocation (type {}) fixes up RVA 0x{:x}, inside {}: not pruned", type,
+                  rva, pe_.names[d->index]);
+        if (type != kRelBasedDir64 && type != 3 /* HIGHLOW */)
+          fail_at({file_, at + b + e}, "base relocation type {} at RVA 0x{:x} is not one a PE32+ image holds", type, rva);
+      }
+      b += size;
+    }
+  }
+
+  // The data directories (but the certificate table, which is no RVA) must
+  // not lie in a device code section; the signature is refused or stripped.
+  void check_directories() {
+    for (std::size_t i = 0; i < pe_.directories.size(); ++i) {
+      const object::PeImage::Directory& d = pe_.directories[i];
+      if (d.size == 0 || i == object::PeImage::kDirCertificates) continue;
+      for (const DeviceSection& s : devices_) {
+        const object::coff::SectionHeader& h = pe_.sections[s.index];
+        const std::uint64_t end = std::uint64_t{h.VirtualAddress} + std::max<std::uint64_t>(h.VirtualSize, h.SizeOfRawData);
+        if (d.rva < end && std::uint64_t{d.rva} + d.size > h.VirtualAddress)
+          fail_at({file_, pe_.directories_offset + 8 * i}, "data directory {} (RVA 0x{:x}) lies in {}: not pruned", i,
+                  d.rva, pe_.names[s.index]);
+      }
+    }
+    const object::PeImage::Directory& cert = pe_.directory(object::PeImage::kDirCertificates);
+    cert_size_ = cert.size;
+    if (cert.size == 0) return;
+    const std::uint64_t at = pe_.directories_offset + 8 * object::PeImage::kDirCertificates;
+    if (!selection_.strip_signature)
+      fail_at({file_, at}, "the image is signed (an Authenticode certificate table of 0x{:x} bytes at 0x{:x}): pruning "
+              "invalidates the signature; give --strip-signature to remove it", cert.size, cert.rva);
+    if (std::uint64_t{cert.rva} + cert.size != data_.size())
+      fail_at({file_, at}, "the certificate table (0x{:x} bytes at 0x{:x}) does not end the file (0x{:x} bytes): not "
+              "stripped", cert.size, cert.rva, data_.size());
+    patches_.put_bytes(at, std::vector<std::byte>(8));
+    report_.notes.push_back(fmt::format("the Authenticode signature (0x{:x} bytes) was removed: sign the image again",
+                                        cert.size));
+  }
+
+  std::uint64_t file_offset_of(std::uint64_t rva, std::uint64_t size, const char* what) const {
+    const std::optional<std::size_t> i = pe_.section_at(rva);
+    if (!i || rva - pe_.sections[*i].VirtualAddress + size > pe_.content_size(*i))
+      fail_at({file_, 0}, "{} (0x{:x} bytes at RVA 0x{:x}) lies in no section's file data", what, size, rva);
+    return pe_.sections[*i].PointerToRawData + (rva - pe_.sections[*i].VirtualAddress);
+  }
+
+  // Where input offset `off` (not inside a device section's freed bytes) lands.
+  std::uint64_t new_offset(std::uint64_t off) const {
+    std::uint64_t shift = 0;
+    for (const DeviceSection& d : devices_)
+      if (off >= d.off + d.raw_size) shift += d.raw_size - d.new_raw_size;
+    return off - shift;
+  }
+
+  void lay_out() {
+    // The section table: device sections' raw sizes, the others' file offsets.
+    for (std::size_t i = 0; i < pe_.sections.size(); ++i) {
+      object::coff::SectionHeader h = pe_.sections[i];
+      bool changed = false;
+      for (const DeviceSection& d : devices_)
+        if (d.index == i && d.new_raw_size != d.raw_size) {
+          h.SizeOfRawData = static_cast<std::uint32_t>(d.new_raw_size);
+          changed = true;
+        }
+      if (h.SizeOfRawData != 0 && new_offset(h.PointerToRawData) != h.PointerToRawData) {
+        h.PointerToRawData = static_cast<std::uint32_t>(new_offset(h.PointerToRawData));
+        changed = true;
+      }
+      if (changed) patches_.put(pe_.header_offset(i), h);
+    }
+    const std::uint64_t symptr_at = pe_.coff_header_offset + 8;
+    if (const std::uint32_t p = load_le<std::uint32_t>(data_.data() + symptr_at); p != 0 && new_offset(p) != p)
+      patches_.put<std::uint32_t>(symptr_at, static_cast<std::uint32_t>(new_offset(p)));
+    const object::PeImage::Directory& dbg = pe_.directory(object::PeImage::kDirDebug);
+    if (dbg.size != 0) {
+      const std::uint64_t at = file_offset_of(dbg.rva, dbg.size, "the debug directory");
+      for (std::uint64_t e = 0; e + kDebugEntrySize <= dbg.size; e += kDebugEntrySize) {
+        const std::uint64_t field = at + e + kDebugPointerToRawData;
+        const std::uint32_t p = load_le<std::uint32_t>(data_.data() + field);
+        if (p != 0 && new_offset(p) != p) patches_.put<std::uint32_t>(field, static_cast<std::uint32_t>(new_offset(p)));
+      }
+    }
+    for (const DeviceSection& d : devices_)
+      if (patches_.any_in(d.off, d.off + d.raw_size))
+        fail_at({file_, d.off}, "a pointer or table to rewrite lies in {} itself: not pruned", pe_.names[d.index]);
+  }
+
+  void emit(const compress::Sink& out) const {
+    std::vector<const DeviceSection*> order;
+    for (const DeviceSection& d : devices_) order.push_back(&d);
+    std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->off < b->off; });
+    const std::uint64_t end = data_.size() - cert_size_;
+    std::uint64_t from = 0;
+    for (const DeviceSection* d : order) {
+      patches_.emit(data_, from, d->off, out);
+      std::uint64_t at = 0;
+      for (const Item& it : d->items) {
+        if (it.new_size == 0) continue;
+        emit_zeros(it.new_offset - at, out);
+        for (Bytes piece : it.pieces) out(piece);
+        at = it.new_offset + it.new_size;
+      }
+      emit_zeros(d->new_raw_size - at, out);
+      from = d->off + d->raw_size;
+    }
+    patches_.emit(data_, from, end, out);
+  }
+
+  const InputFile& in_;
+  Bytes data_;
+  const Selection& selection_;
+  const std::string& file_;
+  object::PeImage pe_;
+  std::vector<DeviceSection> devices_;
+  std::vector<std::size_t> hip_records_, cuda_records_;
+  bool cuda_ = false;
+  std::uint64_t cert_size_ = 0;
+  std::vector<std::byte> header_buf_;
+  std::deque<std::vector<std::byte>> owned_;
+  Patches patches_;
+  Report report_;
+};
+
+}  // namespace
+
+Report prune_pe_image(const InputFile& in, const Selection& selection, const std::string& file,
+                      const compress::Sink& sink) {
+  return PePruner(in, selection, file).run(sink);
+}
+
+}  // namespace ot::prune
