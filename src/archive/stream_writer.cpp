@@ -63,13 +63,15 @@ StreamWriter::StreamWriter(const WriteSpec& spec, std::function<void(Bytes)> sin
     }
     if (r != ARCHIVE_OK) fail_here("cannot add the compression filter");
     // No clock in the output: the gzip header's mtime is 0, as `gzip -n` writes it.
-    if (spec.compression == Compression::Gzip && archive_write_set_filter_option(a_, "gzip", "timestamp", nullptr) != ARCHIVE_OK)
+    if (spec.compression == Compression::Gzip &&
+        archive_write_set_filter_option(a_, "gzip", "timestamp", nullptr) != ARCHIVE_OK)
       fail_here("cannot leave the gzip timestamp out");
+    const std::string level = std::to_string(spec.level), threads = std::to_string(std::max(2u, spec.xz_threads));
     if (filter && spec.level > 0 &&
-        archive_write_set_filter_option(a_, filter, "compression-level", std::to_string(spec.level).c_str()) != ARCHIVE_OK)
+        archive_write_set_filter_option(a_, filter, "compression-level", level.c_str()) != ARCHIVE_OK)
       fail_here("cannot set the compression level");
     if (spec.compression == Compression::Xz &&
-        archive_write_set_filter_option(a_, "xz", "threads", std::to_string(std::max(2u, spec.xz_threads)).c_str()) != ARCHIVE_OK)
+        archive_write_set_filter_option(a_, "xz", "threads", threads.c_str()) != ARCHIVE_OK)
       fail_here("cannot start the threaded xz encoder");
     // A compressed stream or a zip ends where its data ends (libarchive would
     // pad the last block with zeros, which gzip -t reports as trailing garbage);

@@ -114,8 +114,8 @@ struct Backing {
   std::uint64_t at = 0;
 };
 
-Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& errname, const Selection& selection, const Hooks& hooks,
-                        const PackageOptions& options, const std::function<void(Bytes)>& sink,
+Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& errname, const Selection& selection,
+                        const Hooks& hooks, const PackageOptions& options, const std::function<void(Bytes)>& sink,
                         TreeReport& report, std::string* format_text = nullptr) {
   Changes changes;
   archive::StreamReader r(data, errname);
@@ -135,7 +135,8 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     if (first) {
       first = false;
       const std::optional<archive::Compression> c = r.compression();
-      if (!c) fail(errname, "packages are rewritten only in tar or zip, plain or compressed with gzip, bzip2, xz or zstd");
+      if (!c)
+        fail(errname, "packages are rewritten only in tar or zip, plain or compressed with gzip, bzip2, xz or zstd");
       const int format = archive::copy_format(r.format_code());
       if (format == 0) fail(errname, "{} archives are not rewritten (tar and zip are)", r.format_name());
       if (archive::is_zip_format(format) && *c != archive::Compression::None)
@@ -231,7 +232,8 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
         // a 1.3 GB library would otherwise stay resident.
         const Bytes all = in->bytes();
         const std::less<const std::byte*> before;
-        if (b.size() >= kKernelCopy && !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size()))
+        const bool inside = !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size());
+        if (b.size() >= kKernelCopy && inside)
           pruned.copy_from(*in, static_cast<std::uint64_t>(b.data() - all.data()), b.size());
         else
           pruned.write(b);
@@ -527,10 +529,12 @@ TreeReport prune_deb(const InputFile& in, const Selection& selection, const std:
   control_hooks.replaced = [](std::string_view plain) { return plain == "md5sums" || plain == "control"; };
   control_hooks.replace = [&](std::string_view plain, std::string text, const Changes&) {
     const std::string name = fmt::format("{}({})({})", file, control->name, plain);
-    return plain == "md5sums" ? rewrite_md5sums(name, text, changes) : rewrite_control(name, text, changes, installed_note);
+    return plain == "md5sums" ? rewrite_md5sums(name, text, changes)
+                              : rewrite_control(name, text, changes, installed_note);
   };
   TreeReport control_report;
-  rewrite_archive({in, control->offset}, control->data, fmt::format("{}({})", file, control->name), selection, control_hooks, options,
+  rewrite_archive({in, control->offset}, control->data, fmt::format("{}({})", file, control->name), selection,
+                  control_hooks, options,
                   [&](Bytes b) { control_bytes.append(reinterpret_cast<const char*>(b.data()), b.size()); },
                   control_report);
   if (!installed_note.empty()) report.notes.push_back(installed_note);
