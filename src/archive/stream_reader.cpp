@@ -159,10 +159,12 @@ std::optional<StreamReader::Header> StreamReader::next() {
   int r = archive_read_next_header(a_, &e);
   if (r == ARCHIVE_EOF) return std::nullopt;
   if (r < ARCHIVE_WARN) fail_here("malformed archive member header");
+  entry_ = e;
   Header h;
   const char* name = archive_entry_pathname(e);
   h.name = name ? name : "";
   h.regular = archive_entry_filetype(e) == AE_IFREG;
+  if (const char* link = archive_entry_hardlink(e)) h.hardlink = link;
   if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0)
     h.size = static_cast<std::uint64_t>(archive_entry_size(e));
   return h;
@@ -178,6 +180,27 @@ std::uint64_t StreamReader::consumed() const {
   if (xz_) return xz_->s.total_in;
   la_int64_t n = archive_filter_bytes(a_, -1);
   return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+}
+
+int StreamReader::format_code() const { return archive_format(a_); }
+
+std::optional<Compression> StreamReader::compression() const {
+  if (xz_) return Compression::Xz;
+  std::optional<Compression> found = Compression::None;
+  for (int i = 0, n = archive_filter_count(a_); i < n; ++i) {
+    Compression c;
+    switch (archive_filter_code(a_, i)) {
+      case ARCHIVE_FILTER_NONE: continue;
+      case ARCHIVE_FILTER_GZIP: c = Compression::Gzip; break;
+      case ARCHIVE_FILTER_BZIP2: c = Compression::Bzip2; break;
+      case ARCHIVE_FILTER_XZ: c = Compression::Xz; break;
+      case ARCHIVE_FILTER_ZSTD: c = Compression::Zstd; break;
+      default: return std::nullopt;
+    }
+    if (found != Compression::None) return std::nullopt;
+    found = c;
+  }
+  return found;
 }
 
 std::string StreamReader::format_name() const {

@@ -13,6 +13,7 @@
 #include "support/bytes.h"
 
 struct archive;
+struct archive_entry;
 
 namespace ot::archive {
 
@@ -27,6 +28,10 @@ bool has_compression_magic(Bytes prefix);
 // changelog.Debian.gz. (libarchive's "raw" format would read it; the lean
 // static libarchive has none, and nothing the walk looks for ships that way.)
 bool is_compressed_file_only(Bytes data);
+
+// The compression around an archive, as the reader found it (and as
+// archive/stream_writer writes it again).
+enum class Compression { None, Gzip, Bzip2, Xz, Zstd };
 
 class StreamReader {
  public:
@@ -44,6 +49,7 @@ class StreamReader {
     std::string name;                   // the path as stored
     bool regular = false;               // a regular file (not a directory, link, device)
     std::optional<std::uint64_t> size;  // when the archive records it
+    std::string hardlink;               // a hard link's target, as stored; empty for others
   };
   // The next member, or nullopt at the end of the archive.
   std::optional<Header> next();
@@ -54,10 +60,22 @@ class StreamReader {
   // "tar (gzip)", "ZIP 2.0 (deflation)" -- libarchive's names, for messages.
   std::string format_name() const;
 
+  // For a writer copying members (archive/stream_writer): the current
+  // member's libarchive entry (owner, mode, times, link target, pax
+  // attributes), valid until the next next(); libarchive's ARCHIVE_FORMAT_*
+  // code of the archive as read so far (a tar's gnutar/pax/ustar variant; a
+  // zip entry's code says nothing of its method); the compression around it,
+  // or nullopt for one this enum does not name or several (an rpm's payload
+  // inside the rpm filter).
+  ::archive_entry* entry() const { return entry_; }
+  int format_code() const;
+  std::optional<Compression> compression() const;
+
  private:
   [[noreturn]] void fail_here(const char* what) const;
   struct XzFeed;
   ::archive* a_ = nullptr;
+  ::archive_entry* entry_ = nullptr;
   std::string file_;
   std::unique_ptr<XzFeed> xz_;  // when the threaded decoder feeds libarchive
 };

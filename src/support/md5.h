@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <nettle/md5.h>
 
@@ -22,6 +23,17 @@ class Md5 {
     std::uint8_t digest[MD5_DIGEST_SIZE];
     md5_digest(&ctx_, sizeof digest, digest);
     return load_le<std::uint64_t>(reinterpret_cast<const std::byte*>(digest));
+  }
+  // The digest in lower-case hex, as md5sum and a .deb's md5sums write it.
+  std::string hex() {
+    std::uint8_t digest[MD5_DIGEST_SIZE];
+    md5_digest(&ctx_, sizeof digest, digest);
+    std::string out;
+    for (std::uint8_t d : digest) {
+      out += "0123456789abcdef"[d >> 4];
+      out += "0123456789abcdef"[d & 15];
+    }
+    return out;
   }
 
  private:

@@ -1,5 +1,6 @@
 // offloadtool prune: a container, relocatable object or ar archive rewritten
-// with only the device entries of the GPUs kept (prune/prune.h does the work).
+// with only the device entries of the GPUs kept (prune/prune.h does the work);
+// a package (.deb, tarball, wheel) rewritten member by member (prune/package.h).
 //
 //   offloadtool prune --keep TARGET... FILE -o OUT
 //   offloadtool prune --drop TARGET... FILE --in-place
@@ -7,14 +8,16 @@
 //   offloadtool prune --keep-detected FILE -o OUT            (this machine's GPUs, as compat detect finds them)
 //
 // --json prints one JSON object, schema json::Schema::Prune (support/json_schemas.cpp
-// documents its members; offloadtool-json(7)).
+// documents its members; offloadtool-json(7)); for a package json::Schema::PruneTree.
 #include <CLI/CLI.hpp>
 
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "compat/detect.h"
 #include "contents/tree.h"
+#include "prune/package.h"
 #include "prune/prune.h"
 #include "prune/tree.h"
 #include "support/json.h"
@@ -160,6 +163,27 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
   return out;
 }
 
+// A package (.deb, tarball, wheel): prune/package.h.
+int prune_package(const PruneOptions& o, const prune::Selection& selection, const InputFile& in) {
+  prune::PackageOptions po;
+  po.strip_signatures = o.strip_signature;
+  po.xz_threads = std::max(2u, std::min(8u, std::thread::hardware_concurrency()));
+  prune::TreeReport report;
+  if (o.dry_run) {
+    report = prune::prune_package(in, selection, o.input, [](Bytes) {}, po);
+  } else {
+    OutputFile out(o.in_place ? o.input : o.output);
+    if (o.input != "-") out.copy_mode_from(o.input);
+    report = prune::prune_package(in, selection, o.input, [&](Bytes b) { out.write(b); }, po);
+    out.commit();
+  }
+  if (o.json)
+    print(tree_json_report(o.input, !o.dry_run, report));
+  else if (o.dry_run)
+    print(tree_text_report(report, o.sizes));
+  return 0;
+}
+
 int prune_file(PruneOptions o, const cli::Invocation& inv) {
   if (o.keep_detected)
     for (std::string& t : detected_targets(o)) o.keep.push_back(std::move(t));
@@ -172,6 +196,7 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
   selection.strip_signature = o.strip_signature;
   if (contents::is_directory(o.input)) return prune_directory(o, selection);
   std::shared_ptr<InputFile> in = InputFile::open(o.input);
+  if (prune::package_kind(in->bytes()) != prune::PackageKind::None) return prune_package(o, selection, *in);
   prune::Report report;
   if (o.dry_run) {
     report = prune::prune_file(*in, selection, o.input, [](Bytes) {});
@@ -217,7 +242,12 @@ cli::AppletBody define_prune(CLI::App& app) {
       "changes, and what cannot be moved safely is refused. A target is a target ID (gfx90a, gfx90a:xnack+) or a "
       "bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), matched with compat's rules: a feature the target leaves "
       "out matches any setting, and a full target ID (gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host "
-      "entries always stay.");
+      "entries always stay. A package is rewritten member by member in one decompression and one compression pass "
+      "(prune/package.h): a .deb (data.tar.* with its format and compression, md5sums and Installed-Size in "
+      "control.tar.* updated), a tarball (.tar, .tar.gz/.xz/.zst/.bz2) or a Python wheel (*.dist-info/RECORD "
+      "rewritten and checked); members keep their order, owners, modes and times, bare code objects of dropped "
+      "targets are left out, and rpm packages, signed packages (without --strip-signatures) and member names that "
+      "leave the folder are refused.");
   app.add_option("input", o->input, "the container to prune")->required();
   auto* keep = app.add_option("--keep", o->keep, "keep only the entries these targets select (comma-separated or repeated)")
                    ->delimiter(',')
@@ -243,8 +273,9 @@ cli::AppletBody define_prune(CLI::App& app) {
                            json::schema_name(json::Schema::Prune), json::schema_name(json::Schema::PruneTree)));
   add_bytes_flag(app, o->sizes, "with --dry-run: ");
   app.add_flag("--allow-empty", o->allow_empty, "allow a result without any device entry (only host entries)");
-  app.add_flag("--strip-signature", o->strip_signature,
-               "a PE image signed with Authenticode: remove the signature (pruning invalidates it; refused otherwise)");
+  app.add_flag("--strip-signature,--strip-signatures", o->strip_signature,
+               "remove the signatures pruning invalidates (refused otherwise): a PE image's Authenticode signature, "
+               "a wheel's RECORD.jws or RECORD.p7s, a .deb's _gpg members (the report says so)");
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };
 }

@@ -27,6 +27,10 @@
 #define HAVE_LIBLZMA 1
 #define HAVE_ZSTD_H 1
 #define HAVE_LIBZSTD 1
+/* the writers' filters: zstd's compressor (ZSTD_compressStream; else the zstd
+   writer would run the zstd program), liblzma 5.4's threaded xz encoder */
+#define HAVE_LIBZSTD_COMPRESSOR 1
+#define HAVE_LZMA_STREAM_ENCODER_MT 1
 
 /* types and limits */
 #define SIZEOF_INT 4
