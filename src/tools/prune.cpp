@@ -167,7 +167,8 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
 int prune_package(const PruneOptions& o, const prune::Selection& selection, const InputFile& in) {
   prune::PackageOptions po;
   po.strip_signatures = o.strip_signature;
-  po.xz_threads = std::max(2u, std::min(8u, std::thread::hardware_concurrency()));
+  // Up to 4 threads: each of liblzma's holds ~120 MB (at -6), and a package's prune keeps memory bounded.
+  po.xz_threads = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
   prune::TreeReport report;
   if (o.dry_run) {
     report = prune::prune_package(in, selection, o.input, [](Bytes) {}, po);
