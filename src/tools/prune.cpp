@@ -234,7 +234,9 @@ cli::AppletBody define_prune(CLI::App& app) {
       "sections, .llvm.offloading, the fatbins of .nv_fatbin and __nv_relfatbin; the object laid out again with its "
       "symbols and relocations moved), an ar archive (every such member, the symbol table following), or a linked "
       "shared library or executable (HIP's .hip_fatbin, OpenMP's .llvm.offloading, CUDA's .nv_fatbin and "
-      "__nv_relfatbin, which nvprune refuses). NVIDIA fatbins follow the CUDA driver, per fatbin: --keep sm_86 keeps "
+      "__nv_relfatbin, which nvprune refuses), or a Windows PE image, DLL or EXE (.hip_fat, .nv_fatb, __nv_rel: each "
+      "section packed and its raw data shrunk, no RVA moved, the registration records' pointers moved, CheckSum "
+      "computed again; an Authenticode-signed image is refused unless --strip-signature). NVIDIA fatbins follow the CUDA driver, per fatbin: --keep sm_86 keeps "
       "what an sm_86 GPU loads (the sm_80 cubin where there is no sm_86 one, else the newest PTX), --keep "
       "compute_86 the PTX it would JIT, --drop names exact targets; a fatbin keeping nothing stays as an empty "
       "fatbin. Entries are laid out as the bundler or packager writes them. In a linked file the bundles "
@@ -247,9 +249,12 @@ cli::AppletBody define_prune(CLI::App& app) {
       "(prune/package.h): a .deb (data.tar.* with its format and compression, md5sums and Installed-Size in "
       "control.tar.* updated), a tarball (.tar, .tar.gz/.xz/.zst/.bz2) or a Python wheel (*.dist-info/RECORD "
       "rewritten and checked); members keep their order, owners, modes and times, bare code objects of dropped "
-      "targets are left out, and rpm packages, signed packages (without --strip-signatures) and member names that "
-      "leave the folder are refused.");
-  app.add_option("input", o->input, "the container to prune")->required();
+      "targets are left out, and rpm packages, signed packages (without --strip-signature) and member names that "
+      "leave the folder are refused. A directory (an install) is pruned file by file (-o OUTDIR: a new tree, renamed "
+      "into place when complete; --in-place: each file atomically): unchanged files cloned by the kernel, symlinks "
+      "and hard links kept, modes and times kept, and bare code objects, cubins and PTX files of dropped targets "
+      "left out.");
+  app.add_option("input", o->input, "the file, package or directory to prune")->required();
   auto* keep = app.add_option("--keep", o->keep, "keep only the entries these targets select (comma-separated or repeated)")
                    ->delimiter(',')
                    ->allow_extra_args(false);
