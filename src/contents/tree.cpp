@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "support/error.h"
+#include "support/unique_fd.h"
 
 namespace ot::contents {
 namespace {
@@ -19,15 +20,7 @@ namespace {
 // descriptors or the stack.
 constexpr unsigned kMaxDepth = 256;
 
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+using Fd = UniqueFd;
 
 class Reader {
  public:

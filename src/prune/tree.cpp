@@ -20,6 +20,7 @@
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "support/unique_fd.h"
 
 namespace ot::prune {
 
@@ -42,15 +43,7 @@ namespace {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
+using Fd = UniqueFd;
 
 // The item's access and modification times, as utimensat takes them.
 std::array<timespec, 2> times_of(const struct stat& st) { return {st.st_atim, st.st_mtim}; }
