@@ -17,9 +17,9 @@ namespace {
 
 // A tar (or zip) of one regular file "d/f" holding `body`, with fixed owner,
 // mode and time, written by StreamWriter.
-std::vector<std::byte> one_file(int format, archive::Compression c, std::string_view body) {
+std::vector<std::byte> one_file(int format, ot::archive::Compression c, std::string_view body) {
   std::vector<std::byte> out;
-  archive::StreamWriter w({format, c, 0, 2}, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); }, "t.tar");
+  ot::archive::StreamWriter w({format, c, 0, 2}, [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); }, "t.tar");
   ::archive_entry* e = archive_entry_new();
   archive_entry_set_pathname(e, "d/f");
   archive_entry_set_filetype(e, AE_IFREG);
@@ -47,26 +47,26 @@ TEST_CASE("wheel RECORD hashes: sha256 in URL-safe base64 without padding (hashl
 }
 
 TEST_CASE("stream writer: no clock in the output; the same input gives the same bytes") {
-  const std::vector<std::byte> gz = one_file(ARCHIVE_FORMAT_TAR_GNUTAR, archive::Compression::Gzip, "hello\n");
+  const std::vector<std::byte> gz = one_file(ARCHIVE_FORMAT_TAR_GNUTAR, ot::archive::Compression::Gzip, "hello\n");
   REQUIRE(gz.size() > 10);
   CHECK(gz[0] == std::byte{0x1f});
   CHECK(gz[1] == std::byte{0x8b});
   // RFC 1952: MTIME (bytes 4-7) 0 means no time stamp is available
   CHECK((gz[4] == std::byte{0} && gz[5] == std::byte{0} && gz[6] == std::byte{0} && gz[7] == std::byte{0}));
-  for (archive::Compression c : {archive::Compression::None, archive::Compression::Gzip, archive::Compression::Bzip2,
-                                 archive::Compression::Xz, archive::Compression::Zstd})
+  for (ot::archive::Compression c : {ot::archive::Compression::None, ot::archive::Compression::Gzip, ot::archive::Compression::Bzip2,
+                                 ot::archive::Compression::Xz, ot::archive::Compression::Zstd})
     CHECK(one_file(ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE, c, "x") == one_file(ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE, c, "x"));
-  const std::vector<std::byte> tar = one_file(ARCHIVE_FORMAT_TAR_GNUTAR, archive::Compression::None, "x");
+  const std::vector<std::byte> tar = one_file(ARCHIVE_FORMAT_TAR_GNUTAR, ot::archive::Compression::None, "x");
   CHECK(tar.size() % 10240 == 0);  // whole records, as GNU tar writes them
   CHECK(as_chars(Bytes(tar).subspan(257, 8)) == std::string_view("ustar  \0", 8));  // GNU's magic
-  const std::vector<std::byte> zip = one_file(ARCHIVE_FORMAT_ZIP, archive::Compression::None, "x");
+  const std::vector<std::byte> zip = one_file(ARCHIVE_FORMAT_ZIP, ot::archive::Compression::None, "x");
   CHECK(as_chars(Bytes(zip).first(4)) == "PK\x03\x04");
 }
 
 TEST_CASE("stream writer: what the sink throws comes out of the writer, not through libarchive") {
   bool threw = false;
   try {
-    archive::StreamWriter w({ARCHIVE_FORMAT_TAR_USTAR, archive::Compression::None, 0, 2},
+    ot::archive::StreamWriter w({ARCHIVE_FORMAT_TAR_USTAR, ot::archive::Compression::None, 0, 2},
                             [](Bytes) { throw std::runtime_error("disk full"); }, "t.tar");
     ::archive_entry* e = archive_entry_new();
     archive_entry_set_pathname(e, "f");
@@ -83,8 +83,8 @@ TEST_CASE("stream writer: what the sink throws comes out of the writer, not thro
 }
 
 TEST_CASE("copy_format: ustar is copied as pax; cpio is not written") {
-  CHECK(archive::copy_format(ARCHIVE_FORMAT_TAR_USTAR) == ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE);
-  CHECK(archive::copy_format(ARCHIVE_FORMAT_TAR_GNUTAR) == ARCHIVE_FORMAT_TAR_GNUTAR);
-  CHECK(archive::copy_format(ARCHIVE_FORMAT_ZIP) == ARCHIVE_FORMAT_ZIP);
-  CHECK(archive::copy_format(ARCHIVE_FORMAT_CPIO_SVR4_NOCRC) == 0);
+  CHECK(ot::archive::copy_format(ARCHIVE_FORMAT_TAR_USTAR) == ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE);
+  CHECK(ot::archive::copy_format(ARCHIVE_FORMAT_TAR_GNUTAR) == ARCHIVE_FORMAT_TAR_GNUTAR);
+  CHECK(ot::archive::copy_format(ARCHIVE_FORMAT_ZIP) == ARCHIVE_FORMAT_ZIP);
+  CHECK(ot::archive::copy_format(ARCHIVE_FORMAT_CPIO_SVR4_NOCRC) == 0);
 }
