@@ -134,16 +134,32 @@ class Staging {
   std::vector<std::string> names_;
 };
 
-// `dir`, created if missing; "<dir>/" is returned.
-std::string prepare_dir(const std::string& dir) {
-  struct stat st{};
-  if (::stat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT || ::mkdir(dir.c_str(), 0777) != 0) throw Error({}, open_error_text(dir, errno));
-  } else if (!S_ISDIR(st.st_mode)) {
-    throw Error({}, open_error_text(dir, ENOTDIR));
+// The destination folder, created if missing. A folder this run created is
+// removed again when the run fails (it is empty then: the staging folder
+// inside it is gone first), so that a failure leaves nothing behind.
+class Destination {
+ public:
+  explicit Destination(const std::string& dir) : dir_(dir) {
+    struct stat st{};
+    if (::stat(dir.c_str(), &st) != 0) {
+      if (errno != ENOENT || ::mkdir(dir.c_str(), 0777) != 0) throw Error({}, open_error_text(dir, errno));
+      created_ = true;
+    } else if (!S_ISDIR(st.st_mode)) {
+      throw Error({}, open_error_text(dir, ENOTDIR));
+    }
   }
-  return dir.ends_with('/') ? dir : dir + "/";
-}
+  Destination(const Destination&) = delete;
+  Destination& operator=(const Destination&) = delete;
+  ~Destination() {
+    if (created_) ::rmdir(dir_.c_str());
+  }
+  std::string prefix() const { return dir_.ends_with('/') ? dir_ : dir_ + "/"; }  // "<dir>/"
+  void keep() { created_ = false; }
+
+ private:
+  std::string dir_;
+  bool created_ = false;
+};
 
 // The walk's visitor: selects, names and writes each entry as it is visited.
 class Extractor : public contents::Visitor {
@@ -427,7 +443,8 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   }
   const auto [names, requested] = standardised(targets, config.id_rules);
   // Folder first, so that a bad folder fails before any work.
-  const std::string prefix = prepare_dir(dir);
+  Destination destination(dir);
+  const std::string prefix = destination.prefix();
   Staging staging(prefix);
   std::set<std::string> taken;
   std::vector<bool> found(targets.size(), false);
@@ -443,6 +460,7 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
     if (!found[i] && !config.allow_missing_bundles)
       fail_llvm("no compatible code object found for the target '{}' in {}", names[i], path);
   staging.move_all();
+  destination.keep();
   return written;
 }
 

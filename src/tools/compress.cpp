@@ -22,6 +22,7 @@
 #include "contents/walker.h"
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
+#include "support/json.h"
 #include "support/json_schemas.h"
 #include "support/mapped_file.h"
 #include "support/printable.h"
@@ -30,20 +31,6 @@
 
 namespace ot::tools {
 namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\')
-      out += {'\\', ch};
-    else if (c < 0x20 || c == 0x7f)
-      out += fmt::format("\\u{:04x}", c);
-    else
-      out += ch;
-  }
-  return out + "\"";
-}
 
 double ratio_of(const compress::DecodedCcob& d) {
   return d.compressed_size ? static_cast<double>(d.header.uncompressed_size) / static_cast<double>(d.compressed_size)
@@ -63,13 +50,13 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
                 const std::vector<FoundBundle>& found = {}) {
   std::string out = fmt::format(
       "{{\n  \"schema\": {},\n  \"file\": {},\n  \"size\": {},\n  \"bundles\": [",
-      json_string(json::schema_name(json::Schema::CompressInfo)), json_string(input), file_size);
+      json::str(json::schema_name(json::Schema::CompressInfo)), json::str(input), file_size);
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const compress::BundleInfo& b = infos[i];
     std::string offset = std::to_string(b.offset), path;
     if (!found.empty()) {
       offset = found[i].offset ? std::to_string(*found[i].offset) : "null";
-      for (const std::string& p : found[i].path) path += (path.empty() ? "" : ", ") + json_string(p);
+      for (const std::string& p : found[i].path) path += (path.empty() ? "" : ", ") + json::str(p);
       path = fmt::format(", \"path\": [{}]", path);
     }
     out += fmt::format("{}\n    {{\"index\": {}, \"offset\": {}{}, \"size\": {}, \"compressed\": {}", i ? "," : "",

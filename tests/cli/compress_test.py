@@ -292,6 +292,17 @@ def test_info(root):
     except ValueError:
         ok = False
     check('info: json', ok, got)
+    # A name that is not UTF-8: its byte written as a \\u escape (offloadtool-json(7)); it was written as is, which
+    # is no JSON.
+    odd = b'n\xffme.bc'
+    with open(os.path.join(d.dir, os.fsdecode(odd)), 'wb') as f:
+        f.write(harness.read(os.path.join(d.dir, 'c.bc')))
+    r = harness.run([OT, 'compress', '--info', '--json', os.fsdecode(odd)], cwd=d.dir)
+    try:
+        ok = r.returncode == 0 and json.loads(r.stdout.decode('utf-8'))['file'] == 'n\u00ffme.bc'
+    except ValueError:
+        ok = False
+    check('info --json: a file name that is not UTF-8 is escaped, and the output is JSON', ok, (r.stdout[:200], r.stderr))
     # version 1 (LLVM 18): no total size
     v2 = golden('19-hip2-compressed.bc')
     d.put('v1.bc', b'CCOB\1\0\1\0' + v2[12:16] + v2[16:24] + v2[24:])

@@ -153,9 +153,9 @@ def in_file_cases(root, d, built):
           [r[0] for r in rows] == numbered([device_name('libkj.so', 'hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+')] * 2),
           (rc, rows, err))
     rc, rows, err = extract(c, 'libk.so', 'none.d', '--target', G906, '--target', 'hip-amdgcn-amd-amdhsa--gfx1100')
-    check('a target finding nothing: exit 1, nothing written', rc == 1 and rows == [] and
+    check('a target finding nothing: exit 1, nothing written (not even the folder)', rc == 1 and rows == [] and
           err == E + "no compatible code object found for the target 'hip-amdgcn-amd-amdhsa--gfx1100' in libk.so\n"
-          and os.listdir(c.path('none.d')) == [], (rc, rows, err))
+          and not os.path.exists(c.path('none.d')), (rc, rows, err))
     rc, rows, err = extract(c, 'libk.so', 'miss.d', '--target', 'hip-amdgcn-amd-amdhsa--gfx1100', '--allow-missing')
     check('--allow-missing: a target finding nothing is no error', rc == 0 and rows == [] and err == '', (rc, err))
 
@@ -213,7 +213,22 @@ def compressed_cases(root, d):
     check_extracted(c, 'libkc.so', 'x', rows, ['libkc.so'] * len(entries), [ref[e['id']] for e in entries])
 
 
+def failure_cases(root):
+    """A failing extraction into a folder that did not exist leaves no folder behind."""
+    c = Case(root, 'unbundle', {'junk.bin': b'no device code here'})
+    r = harness.run([OT, 'unbundle', '--extract-dir', 'new', '-t', 'hipv4-amdgcn-amd-amdhsa--gfx90a', 'junk.bin'],
+                    cwd=c.dir, text=True)
+    check('a failing --extract-dir leaves no folder it created', r.returncode == 1 and
+          not os.path.exists(os.path.join(c.dir, 'new')), (r.returncode, r.stderr, os.listdir(c.dir)))
+    os.mkdir(os.path.join(c.dir, 'there'))
+    r = harness.run([OT, 'unbundle', '--extract-dir', 'there', '-t', 'hipv4-amdgcn-amd-amdhsa--gfx90a', 'junk.bin'],
+                    cwd=c.dir, text=True)
+    check('a failing --extract-dir keeps a folder that was there, empty', r.returncode == 1 and
+          os.listdir(os.path.join(c.dir, 'there')) == [], (r.returncode, r.stderr))
+
+
 def cases(root):
+    failure_cases(root)
     d = harness.Folder(root).dir
     built = build(d)
     in_file_cases(root, d, built)
