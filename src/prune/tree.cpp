@@ -54,51 +54,16 @@ void set_times(const std::string& path, const struct stat& st, bool symlink) {
     fail(path, "cannot set the times: {}", errno_text(errno));
 }
 
-// The bytes of `from` into the new file `to`: a reflink where the file system
-// shares extents (btrfs, XFS), else copy_file_range (the kernel copies, or
-// shares, without passing the bytes through this process), else read/write.
+// An unchanged file copied into the new tree: a reflink where the file
+// system shares extents, else copy_file_range (OutputFile::clone_from), with
+// its mode and times.
 void clone_file(const std::string& from, const std::string& to, const struct stat& st) {
-  Fd src(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (src.fd < 0) fail(from, "{}", errno_text(errno));
-  Fd dst(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (dst.fd < 0) fail(to, "cannot create: {}", errno_text(errno));
-  if (::ioctl(dst.fd, FICLONE, src.fd) != 0) {
-    off_t left = st.st_size;
-    bool plain = false;
-    while (left > 0 && !plain) {
-      ssize_t n = ::copy_file_range(src.fd, nullptr, dst.fd, nullptr, static_cast<std::size_t>(left), 0);
-      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
-        plain = true;
-      } else if (n < 0 && errno != EINTR) {
-        fail(to, "cannot copy {}: {}", from, errno_text(errno));
-      } else if (n == 0) {
-        fail(from, "the file shrank while it was copied");
-      } else if (n > 0) {
-        left -= n;
-      }
-    }
-    if (plain) {
-      std::vector<char> buf(1u << 20);
-      for (;;) {
-        ssize_t n = ::read(src.fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) fail(from, "{}", errno_text(errno));
-        if (n == 0) break;
-        for (ssize_t done = 0; done < n;) {
-          ssize_t w = ::write(dst.fd, buf.data() + done, static_cast<std::size_t>(n - done));
-          if (w < 0 && errno == EINTR) continue;
-          if (w < 0) fail(to, "{}", errno_text(errno));
-          done += w;
-        }
-      }
-    }
-  }
-  if (::fchmod(dst.fd, st.st_mode & 07777) != 0) fail(to, "{}", errno_text(errno));
-  auto t = times_of(st);
-  if (::futimens(dst.fd, t.data()) != 0) fail(to, "cannot set the times: {}", errno_text(errno));
-  int fd = dst.fd;
-  dst.fd = -1;
-  if (::close(fd) != 0) fail(to, "{}", errno_text(errno));
+  std::shared_ptr<InputFile> in = InputFile::open(from);
+  OutputFile out(to);
+  out.clone_from(*in);
+  out.copy_mode_from(from);
+  out.commit();
+  set_times(to, st, false);
 }
 
 // The output folder being built, removed unless it was renamed into place.
@@ -288,7 +253,6 @@ class TreePruner {
   }
 
   void in_place(const std::vector<contents::TreeItem>& items, const std::map<std::string, FileAction>& actions) {
-    std::vector<const contents::TreeItem*> touched_dirs;
     std::map<std::string, const contents::TreeItem*> dir_of;  // relative -> its directory item
     for (const contents::TreeItem& item : items)
       if (item.kind == contents::TreeKind::Directory) dir_of[item.relative] = &item;

@@ -2,8 +2,10 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <limits.h>
@@ -277,6 +279,19 @@ void OutputFile::copy_from(const InputFile& in, std::uint64_t off, std::uint64_t
     off += k;
     len -= k;
   }
+}
+
+void OutputFile::clone_from(const InputFile& in) {
+  if (written_ == 0 && in.fd() >= 0 && seekable_ && in.size() > 0) {
+    flush();
+    if (::ioctl(fd_, FICLONE, in.fd()) == 0) {
+      // The clone leaves the file offset where it was: what is written next follows the contents.
+      if (::lseek(fd_, static_cast<off_t>(in.size()), SEEK_SET) < 0) fail_io(errno);
+      written_ = in.size();
+      return;
+    }
+  }
+  copy_from(in, 0, in.size());
 }
 
 void OutputFile::finish() {

@@ -68,6 +68,9 @@ class OutputFile {
   // Copy [off, off+len) of `in` without passing it through user space where the
   // kernel allows it (copy_file_range), else from the mapping in large blocks.
   void copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len);
+  // The whole of `in` as this (still empty) file's contents: a reflink where
+  // the file system shares extents (btrfs, XFS: FICLONE), else copy_from.
+  void clone_from(const InputFile& in);
 
   // Give the file the permission bits of the regular file `path` (an in-place
   // rewrite keeps the input's mode, an executable's x bits included); nothing
