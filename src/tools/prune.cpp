@@ -54,19 +54,31 @@ std::string text_report(const prune::Report& r, SizeStyle sizes) {
   return out;
 }
 
+// One entry of a report: {"id", "size", "kept"[, "where"]} (offloadtool-prune/2 and -tree/1 alike).
+std::string entry_json(const prune::EntryReport& e) {
+  return fmt::format("{{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", json::str(e.id), e.size, e.kept,
+                     e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
+}
+
+std::string notes_json(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const std::string& n : notes) out += fmt::format("{}{}", out.empty() ? "" : ", ", json::str(n));
+  return out;
+}
+
+std::string saved_json(std::uint64_t before, std::uint64_t after) {
+  return std::to_string(static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after));
+}
+
 std::string json_report(const PruneOptions& o, const prune::Report& r) {
   std::string entries;
   for (const prune::EntryReport& e : r.entries)
-    entries += fmt::format("{}\n    {{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", entries.empty() ? "" : ",",
-                           json::str(e.id), e.size, e.kept,
-                           e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
-  std::string notes;
-  for (const std::string& n : r.notes) notes += fmt::format("{}{}", notes.empty() ? "" : ", ", json::str(n));
+    entries += fmt::format("{}\n    {}", entries.empty() ? "" : ",", entry_json(e));
   return fmt::format(
       "{{\n  \"schema\": {},\n  \"file\": {},\n  \"container\": {},\n"
       "  \"written\": {},\n  \"entries\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {},\n  \"notes\": [{}]\n}}\n",
       json::str(json::schema_name(json::Schema::Prune)), json::str(o.input), json::str(r.container), !o.dry_run, entries, r.size_before, r.size_after,
-      static_cast<std::int64_t>(r.size_before) - static_cast<std::int64_t>(r.size_after), notes);
+      saved_json(r.size_before, r.size_after), notes_json(r.notes));
 }
 
 // A directory's or package's report (prune::TreeReport): the files with
@@ -97,25 +109,12 @@ std::string tree_text_report(const prune::TreeReport& t, SizeStyle sizes) {
   return out;
 }
 
-std::string notes_json(const std::vector<std::string>& notes) {
-  std::string out;
-  for (const std::string& n : notes) out += fmt::format("{}{}", out.empty() ? "" : ", ", json::str(n));
-  return out;
-}
-
-std::string saved_json(std::uint64_t before, std::uint64_t after) {
-  return std::to_string(static_cast<std::int64_t>(before) - static_cast<std::int64_t>(after));
-}
-
 std::string tree_json_report(const std::string& input, bool written, const prune::TreeReport& t) {
   std::string files;
   for (const prune::FileReport& f : t.files) {
     const prune::Report& r = f.report;
     std::string entries;
-    for (const prune::EntryReport& e : r.entries)
-      entries += fmt::format("{}{{\"id\": {}, \"size\": {}, \"kept\": {}{}}}", entries.empty() ? "" : ", ",
-                             json::str(e.id), e.size, e.kept,
-                             e.where.empty() ? "" : fmt::format(", \"where\": {}", json::str(e.where)));
+    for (const prune::EntryReport& e : r.entries) entries += fmt::format("{}{}", entries.empty() ? "" : ", ", entry_json(e));
     files += fmt::format(
         "{}\n    {{\"path\": {}, \"action\": {}, \"container\": {}, \"entries\": [{}], \"size_before\": {}, "
         "\"size_after\": {}, \"saved\": {}, \"notes\": [{}]}}",
