@@ -78,34 +78,20 @@ struct UnbundleOptions {
 int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
   bundler::Config c = make_config();
   c.inputs = {o.input};
-  // A directory is read file by file, with --extract-dir only (bundler/extract_dir.h).
-  if (!o.extract_dir.empty() && contents::is_directory(o.input)) {
-    if (o.check_archive) fail(o.input, "--check-input-archive needs an archive input");
-    for (const std::string& p : o.pairs) {
-      if (p.find('=') != std::string::npos)
-        fail("", "'{}': with --extract-dir, --target takes a bundle ID without '=<file>' (see '{} --help')", p, inv.prog);
-      c.targets.push_back(p);
-    }
-    auto targets = bundler::check_targets(c, true);
-    std::vector<bundler::ExtractedFile> written;
-    {
-      Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(o.input)));
-      written = bundler::extract_to_dir(c, targets, o.extract_dir, with_progress(o.limits, progress));
-    }
-    if (written.empty() && c.targets.empty()) fail_no_device_code(o.input);
-    for (const bundler::ExtractedFile& f : written)
-      if (o.verbose)
-        print(fmt::format("{}\t{}\t{}\n", printable(f.path), printable(f.member), printable(f.bundle_id)));
-    return 0;
-  }
-  // Opened once: standard input serves the type's detection and the work.
-  c.first_input = InputFile::open(o.input);
-  c.type = o.type.empty() ? type_from_content(*c.first_input) : o.type;
-  if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
   c.allow_missing_bundles = o.allow_missing;
   c.hip_openmp_compatible = o.hip_openmp;
-  if (o.check_archive && c.type != "a") fail(o.input, "--check-input-archive needs an archive input");
-  c.check_input_archive = o.check_archive;
+  // A directory is read file by file, with --extract-dir only (bundler/extract_dir.h).
+  const bool tree = !o.extract_dir.empty() && contents::is_directory(o.input);
+  if (tree) {
+    if (o.check_archive) fail(o.input, "--check-input-archive needs an archive input");
+  } else {
+    // Opened once: standard input serves the type's detection and the work.
+    c.first_input = InputFile::open(o.input);
+    c.type = o.type.empty() ? type_from_content(*c.first_input) : o.type;
+    if (c.type.empty()) c.type = "bc";  // not a bundle: the binary handler finds no entries
+    if (o.check_archive && c.type != "a") fail(o.input, "--check-input-archive needs an archive input");
+    c.check_input_archive = o.check_archive;
+  }
   if (!o.extract_dir.empty()) {
     for (const std::string& p : o.pairs) {
       if (p.find('=') != std::string::npos)
@@ -120,6 +106,7 @@ int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
       Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(o.input)));
       written = bundler::extract_to_dir(c, targets, o.extract_dir, with_progress(o.limits, progress));
     }
+    if (tree && written.empty() && c.targets.empty()) fail_no_device_code(o.input);
     for (const bundler::ExtractedFile& f : written)
       if (o.verbose)
         print(fmt::format("{}\t{}\t{}\n", printable(f.path), printable(f.member), printable(f.bundle_id)));

@@ -154,6 +154,16 @@ def cases(root):
             check(f'prune --keep {keep}: the report names every other file removed',
                   removed == sorted(set(names + [f'k-{sm}.ptx' for sm in PTX_ARCHS]) - set(stays)), rep['files'])
 
+    # unbundle --extract-dir of the folder takes the options it takes for a file.
+    r = harness.run([OT, 'unbundle', '--extract-dir', 'none.d', '-t', 'hipv4-amdgcn-amd-amdhsa--gfx1010',
+                     '--allow-missing', 'tree'], cwd=root, text=True)
+    check('extract a folder with --allow-missing: a target finding nothing is no error, and nothing is written',
+          r.returncode == 0 and os.listdir(os.path.join(root, 'none.d')) == [], (r.returncode, r.stderr))
+    r = harness.run([OT, 'unbundle', '--extract-dir', 'hip.d', '-t', 'openmp-amdgcn-amd-amdhsa--gfx906',
+                     '--hip-openmp-compatible', 'tree'], cwd=root, text=True)
+    check('extract a folder with --hip-openmp-compatible: an openmp ID selects the HIP code object',
+          r.returncode == 0 and os.listdir(os.path.join(root, 'hip.d')) == ['k-gfx906.co'], (r.returncode, r.stderr))
+
     # A text bundle of PTX is a text bundle, not a bare PTX file.
     harness.write(os.path.join(root, 'host.s'), b'// host\n')
     r = harness.run([harness.LLVM_BUNDLER, '-type=s', '-targets=host-x86_64-unknown-linux-gnu,openmp-nvptx64-nvidia-cuda-sm_80',
