@@ -10,7 +10,9 @@
 #include "archive/ar_reader.h"
 #include "archive/stream_reader.h"
 #include "archive/stream_writer.h"
+#include "compat/code_object.h"
 #include "contents/walker.h"
+#include "prune/tree.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/md5.h"
@@ -20,11 +22,10 @@
 namespace ot::prune {
 namespace {
 
-constexpr std::size_t kSniffSize = 4096;         // the prefix may_hold_device_code looks at
+constexpr std::size_t kSniffSize = compat::kBareCodeSniff;  // the prefix may_hold_device_code looks at
 constexpr std::size_t kBlock = 256u << 10;       // the copy buffer
 constexpr std::uint64_t kSmallMember = 64u << 20;  // RECORD, md5sums, control: read whole
 constexpr std::uint64_t kReleaseStep = 4u << 20;   // input pages let go of every few MiB
-constexpr std::size_t kKernelCopy = 16u << 10;     // pieces of the spooled file from here up: copy_file_range
 
 bool starts(Bytes p, std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; }
 
@@ -226,18 +227,10 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     OutputFile pruned = OutputFile::scratch("");
     FileOutcome o{FileAction::Copy, {}};
     if (contents::may_hold_device_code(prefix))
-      o = prune_tree_file(*in, selection, member, [&](Bytes b) {
-        // Pieces of the spooled file itself (kept payloads) are copied by
-        // the kernel, not read through its mapping: the kept code objects of
-        // a 1.3 GB library would otherwise stay resident.
-        const Bytes all = in->bytes();
-        const std::less<const std::byte*> before;
-        const bool inside = !before(b.data(), all.data()) && !before(all.data() + all.size(), b.data() + b.size());
-        if (b.size() >= kKernelCopy && inside)
-          pruned.copy_from(*in, static_cast<std::uint64_t>(b.data() - all.data()), b.size());
-        else
-          pruned.write(b);
-      });
+      // Pieces of the spooled file itself (kept payloads) are copied by the
+      // kernel, not read through its mapping: the kept code objects of a
+      // 1.3 GB library would otherwise stay resident.
+      o = prune_tree_file(*in, selection, member, PieceWriter(pruned, *in));
     if (o.action == FileAction::Write && o.report.dropped() == 0) o.action = FileAction::Copy;
     FileReport pf{h->name, o.action, std::move(o.report)};  // the path as stored; errors name the chain
     switch (o.action) {
