@@ -511,31 +511,22 @@ class Walker {
       sections.push_back({name, pe.sections[i].PointerToRawData, pe.content_size(i), pe.content_size(i) != 0, 0});
     }
     object_sections(s, sections);
-    for (std::size_t i = 0; i < pe.sections.size(); ++i) {
-      const std::string& n = pe.names[i];
-      const bool hip = n == ".hipFatB" || n == ".hipFatBinSegment", cuda = n == ".nvFatBi" || n == ".nvFatBinSegment";
-      if (!hip && !cuda) continue;
-      const std::uint64_t off = pe.sections[i].PointerToRawData, size = pe.content_size(i);
-      for (std::uint64_t r = 0; r + formats::kFatbinWrapperSize <= size; r += formats::kFatbinWrapperSize) {
-        const std::uint32_t magic = load_le<std::uint32_t>(s.data.data() + off + r);
-        if (magic != (hip ? formats::kHipWrapperMagic : formats::kFatbinWrapperMagic)) continue;
-        const std::uint64_t va = load_le<std::uint64_t>(s.data.data() + off + r + 8);
-        const std::uint64_t at = off + r + 8;
-        if (va < pe.image_base)
-          fail_at({s.errname, at}, "the registration record in {} points to 0x{:x}, below the image base 0x{:x}", n, va,
-                  pe.image_base);
-        const std::uint64_t rva = va - pe.image_base;
-        const std::optional<std::size_t> k = pe.section_at(rva);
-        if (!k) fail_at({s.errname, at}, "the registration record in {} points to RVA 0x{:x}, in no section", n, rva);
-        if (device_section(sections[*k].name)) continue;  // walked above
-        const std::uint64_t in_sec = rva - pe.sections[*k].VirtualAddress;
-        if (in_sec >= pe.content_size(*k))
-          fail_at({s.errname, at}, "the registration record in {} points to RVA 0x{:x}, past the file data of {}", n, rva,
-                  pe.names[*k]);
-        const std::uint64_t foff = pe.sections[*k].PointerToRawData + in_sec;
-        registered(s, s.data.subspan(foff, pe.content_size(*k) - in_sec), foff,
-                   with(s.chain, fmt::format("section {}, registered at RVA 0x{:x}", pe.names[*k], rva)));
-      }
+    for (const object::PeImage::Registration& r : pe.registrations()) {
+      const std::string& n = pe.names[r.section];
+      if (r.address < pe.image_base)
+        fail_at({s.errname, r.slot}, "the registration record in {} points to 0x{:x}, below the image base 0x{:x}", n,
+                r.address, pe.image_base);
+      const std::uint64_t rva = r.address - pe.image_base;
+      const std::optional<std::size_t> k = pe.section_at(rva);
+      if (!k) fail_at({s.errname, r.slot}, "the registration record in {} points to RVA 0x{:x}, in no section", n, rva);
+      if (device_section(sections[*k].name)) continue;  // walked above
+      const std::uint64_t in_sec = rva - pe.sections[*k].VirtualAddress;
+      if (in_sec >= pe.content_size(*k))
+        fail_at({s.errname, r.slot}, "the registration record in {} points to RVA 0x{:x}, past the file data of {}", n,
+                rva, pe.names[*k]);
+      const std::uint64_t foff = pe.sections[*k].PointerToRawData + in_sec;
+      registered(s, s.data.subspan(foff, pe.content_size(*k) - in_sec), foff,
+                 with(s.chain, fmt::format("section {}, registered at RVA 0x{:x}", pe.names[*k], rva)));
     }
   }
 

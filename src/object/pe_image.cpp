@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "formats/bundle_binary.h"
+#include "formats/nv_fatbin.h"
 #include "object/object_file.h"
 #include "support/error.h"
 
@@ -157,6 +159,22 @@ std::optional<std::size_t> PeImage::section_at(std::uint64_t rva) const {
 const PeImage::Directory& PeImage::directory(std::size_t i) const {
   static const Directory kNone;
   return i < directories.size() ? directories[i] : kNone;
+}
+
+std::vector<PeImage::Registration> PeImage::registrations() const {
+  std::vector<Registration> out;
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const std::string& n = names[i];
+    const bool hip = n == ".hipFatB" || n == ".hipFatBinSegment", cuda = n == ".nvFatBi" || n == ".nvFatBinSegment";
+    if (!hip && !cuda) continue;
+    const std::uint32_t magic = cuda ? formats::kFatbinWrapperMagic : formats::kHipWrapperMagic;
+    const std::uint64_t off = sections[i].PointerToRawData, size = content_size(i);
+    for (std::uint64_t r = 0; r + formats::kHipWrapperSize <= size; r += formats::kHipWrapperSize)
+      if (load_le<std::uint32_t>(data.data() + off + r) == magic)
+        out.push_back({cuda, i, off + r + formats::kHipWrapperBinary,
+                       load_le<std::uint64_t>(data.data() + off + r + formats::kHipWrapperBinary)});
+  }
+  return out;
 }
 
 std::uint32_t PeImage::compute_checksum(Bytes file, std::uint64_t checksum_offset) {

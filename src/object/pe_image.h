@@ -62,6 +62,18 @@ struct PeImage {
   // The section whose RVA range [VirtualAddress, + max(VirtualSize, SizeOfRawData)) holds `rva`.
   std::optional<std::size_t> section_at(std::uint64_t rva) const;
   const Directory& directory(std::size_t i) const;  // a zero entry when the image has fewer
+  // A registration record: HIP's __hip_fatbin_wrapper (in .hipFatB, or
+  // .hipFatBinSegment where the long name was kept) or CUDA's
+  // __fatBinC_Wrapper_t (.nvFatBi, .nvFatBinSegment): 24 bytes, its magic
+  // first, the fat binary's absolute address (ImageBase + RVA) at +8.
+  struct Registration {
+    bool cuda = false;
+    std::size_t section = 0;   // the section holding the record
+    std::uint64_t slot = 0;    // file offset of the address
+    std::uint64_t address = 0;
+  };
+  // Every record of the image's registration sections, in file order.
+  std::vector<Registration> registrations() const;
   // The file offset of CheckSum's 4 bytes is skipped; the file length added.
   static std::uint32_t compute_checksum(Bytes file, std::uint64_t checksum_offset);
 };

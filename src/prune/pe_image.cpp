@@ -126,8 +126,6 @@ class PePruner {
         fail_at({file_, pe_.header_offset(i)}, "section {} of a PE image is not pruned", n);
       if (n.starts_with("__CLANG_OFFLOAD_BUNDLE__") || n.starts_with("__CLANG_"))
         fail_at({file_, pe_.header_offset(i)}, "section {} of a linked file is not pruned", n);
-      if (n == ".hipFatB" || n == ".hipFatBinSegment") hip_records_.push_back(i);
-      if (n == ".nvFatBi" || n == ".nvFatBinSegment") cuda_records_.push_back(i);
       const bool hip = hip_name(n), cuda = cuda_name(n);
       if (!hip && !cuda) continue;
       if (!devices_.empty() && cuda_ != cuda)
@@ -145,19 +143,11 @@ class PePruner {
       fail_at({file_, 0}, "no .hip_fatbin, .nv_fatbin or __nv_relfatbin section: nothing to prune");
   }
 
-  // Each record: {slot file offset, its value}.
+  // Each record of this image's kind (HIP or CUDA): its slot's file offset and its value.
   template <typename F>
   void for_each_record(F&& f) const {
-    for (std::size_t i : cuda_ ? cuda_records_ : hip_records_) {
-      const object::coff::SectionHeader& s = pe_.sections[i];
-      const std::uint64_t size = pe_.content_size(i);
-      const std::uint32_t magic = cuda_ ? formats::kFatbinWrapperMagic : kHipWrapperMagic;
-      for (std::uint64_t at = 0; at + kHipWrapperSize <= size; at += kHipWrapperSize) {
-        const std::uint64_t off = s.PointerToRawData + at;
-        if (load_le<std::uint32_t>(data_.data() + off) != magic) continue;
-        f(off + kHipWrapperBinary, load_le<std::uint64_t>(data_.data() + off + kHipWrapperBinary));
-      }
-    }
+    for (const object::PeImage::Registration& r : pe_.registrations())
+      if (r.cuda == cuda_) f(r.slot, r.address);
   }
 
   void prune_items() {
@@ -370,7 +360,6 @@ class PePruner {
   const std::string& file_;
   object::PeImage pe_;
   std::vector<DeviceSection> devices_;
-  std::vector<std::size_t> hip_records_, cuda_records_;
   bool cuda_ = false;
   std::uint64_t cert_size_ = 0;
   std::vector<std::byte> header_buf_;

@@ -30,8 +30,9 @@ OBJCOPY = harness.llvm('llvm-objcopy')
 OBJDUMP = harness.llvm('llvm-objdump')
 ARCHS = ['gfx906', 'gfx90a', 'gfx1030']
 # HIP declarations without ROCm. hipLaunchKernel takes its dim3 arguments by
-# pointer here: by value, clang 19 and 22 fail to build the host stub for the
-# MSVC ABI ("Cannot emit physreg copy instruction"); the stub is never called.
+# pointer here: by value, clang 19 and 22 fail to compile the host-side launch
+# function clang emits for each kernel (its __device_stub__) for the MSVC ABI
+# ("Cannot emit physreg copy instruction"). These tests never launch a kernel.
 PRELUDE = b'''#define __global__ __attribute__((global))
 struct dim3 { unsigned x, y, z; };
 typedef struct ihipStream_t *hipStream_t;
