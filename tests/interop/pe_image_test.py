@@ -454,6 +454,38 @@ def check_hostile(d):
             ok = r.returncode == 1 and len(r.stderr.splitlines()) == 1 and 'bad.dll' in r.stderr and \
                 (want is None or want in r.stderr) and not os.path.exists(d.path('bad-out.dll'))
             check(f'hostile PE ({name}): {args[0]} fails in one line naming the file, nothing written', ok, r.stderr)
+    # What prune refuses to move, and why: (what, bytes, prune's words, extra options, list's words or None: it reads it)
+    secs = sections(d.path('k.dll'))
+    rec = next(s for s in secs if s['Name'] == '.hipFatB')['PointerToRawData']
+    base = file_header(d.path('k.dll'), 'ImageBase')
+    ptr = struct.unpack_from('<Q', good, rec + 8)[0]
+    text_va = next(s for s in secs if s['Name'] == '.text')['VirtualAddress']
+    hip_va = next(s for s in secs if s['Name'] == '.hip_fat')['VirtualAddress']
+    refusals = [
+        ('a record into the middle of a bundle', patched([(rec + 8, '<Q', ptr + 8)]),
+         'points into the middle of a bundle', [], None),
+        ('a record outside the device code', patched([(rec + 8, '<Q', base + text_va)]),
+         'outside the device code sections', [], 'points at neither an offload bundle nor an NVIDIA fatbin'),
+        ('a base relocation inside .hip_fat', patched([(reloc['PointerToRawData'], '<I', hip_va)]),
+         'inside .hip_fat: not pruned', [], None),
+        ('an i386 machine', patched([(pe + 4, '<H', 0x14c)]), 'only PE32+ images for x86_64 and ARM64 are pruned', [],
+         None),
+        ('a certificate table that does not end the file',
+         patched([(opt + 112 + 32, '<I', 0x400), (opt + 112 + 36, '<I', 0x10)]), 'does not end the file',
+         ['--strip-signature'], None),
+    ]
+    for name, data, want, extra, list_want in refusals:
+        harness.write(d.path('bad.dll'), data)
+        r = harness.run([OT, 'prune', '--keep', 'gfx90a', 'bad.dll', '-o', 'bad-out.dll'] + extra, cwd=d.dir, text=True,
+                        timeout=30)
+        ok = r.returncode == 1 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith(
+            'offloadtool prune: error: bad.dll: ') and want in r.stderr and not os.path.exists(d.path('bad-out.dll')) \
+            and not [f for f in os.listdir(d.dir) if f.startswith('bad-out.dll')]
+        check(f'PE prune refuses {name}: one line saying so, no output or temp left', ok, r.stderr)
+        if list_want:
+            r = harness.run([OT, 'list', 'bad.dll'], cwd=d.dir, text=True, timeout=30)
+            check(f'PE list of {name}: one line saying so', r.returncode == 1 and len(r.stderr.splitlines()) == 1 and
+                  list_want in r.stderr, r.stderr)
 
 
 def cases(root):
