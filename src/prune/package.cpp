@@ -12,6 +12,7 @@
 #include "archive/stream_writer.h"
 #include "compat/code_object.h"
 #include "contents/walker.h"
+#include "prune/per_gpu_rule.h"
 #include "prune/tree.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
@@ -106,6 +107,33 @@ void copy_mapped(const InputFile& f, archive::StreamWriter& w, Digests* d) {
   f.release(0, all.size());
 }
 
+// Per-GPU files follow their GPU (per_gpu_rule.h): the rule learns every
+// member first, in a pass of its own over the archive (a member is streamed
+// once, and whether a per-GPU file's GPU has device code may only show in a
+// later member). Only archives that hold a member named as a per-GPU file
+// pay for it: the pass runs when the first such member is met.
+PerGpuRule learn_members(Bytes data, const std::string& errname, const PackageOptions& options) {
+  PerGpuRule rule;
+  archive::StreamReader r(data, errname, options.xz_threads);
+  std::vector<std::byte> buf(kBlock);
+  while (auto h = r.next()) {
+    if (!h->regular) continue;
+    std::size_t got = 0;
+    while (got < kSniffSize) {
+      const std::size_t k = r.read(std::span(buf).subspan(got, kSniffSize - got));
+      if (k == 0) break;
+      got += k;
+    }
+    if (!contents::may_hold_device_code(Bytes(buf.data(), got))) continue;
+    const std::string member = fmt::format("{}({})", errname, h->name);
+    OutputFile spool = OutputFile::scratch("");
+    spool.write(Bytes(buf.data(), got));
+    while (std::size_t k = r.read(buf)) spool.write(Bytes(buf.data(), k));
+    rule.learn(plain_name(h->name), *spool.map(member), member);
+  }
+  return rule;
+}
+
 // Rewrites the archive (tar or zip, possibly compressed) filling `data` into
 // `sink`, each file pruned; `errname` names it in errors.
 // `data` lies at `at` in `file` (whose pages read are let go of as the
@@ -129,6 +157,19 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
   std::optional<archive::StreamWriter> w;
   std::vector<std::byte> buf(kBlock);
   std::set<std::string, std::less<>> removed;
+  std::optional<PerGpuRule> per_gpu;
+  auto rule_for = [&](std::string_view plain) -> const PerGpuRule* {
+    if (!PerGpuRule::may_apply(plain)) return nullptr;
+    if (!per_gpu) per_gpu = learn_members(data, errname, options);
+    return &*per_gpu;
+  };
+  // A member left out: its removal recorded for md5sums, RECORD and Installed-Size.
+  auto remove_member = [&](const std::string& plain, std::uint64_t size) {
+    Changes::Changed& c = changes.changed[plain];
+    c.old_size = size;
+    c.removed = true;
+    removed.insert(plain);
+  };
   bool first = true;
   while (auto h = r.next()) {
     release_read(0);
@@ -198,6 +239,23 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     if (!contents::may_hold_device_code(prefix)) {
       // The header needs the size: a member without one (a zip's streamed
       // entry) is spooled like the others.
+      std::optional<FileOutcome> per_gpu_outcome;
+      if (h->size)
+        if (const PerGpuRule* rule = rule_for(plain)) per_gpu_outcome = rule->decide(plain, *h->size, selection);
+      if (per_gpu_outcome) {
+        report.files.push_back({h->name, per_gpu_outcome->action, std::move(per_gpu_outcome->report),
+                                std::move(per_gpu_outcome->per_gpu)});
+        if (report.files.back().action == FileAction::Remove) {
+          if (hooks.hash_originals) original.update(prefix);
+          while (std::size_t k = r.read(buf)) {
+            release_read(kReleaseStep);
+            if (hooks.hash_originals) original.update(Bytes(buf.data(), k));
+          }
+          if (hooks.hash_originals) changes.originals[plain] = {original.record_hash(), *h->size};
+          remove_member(plain, *h->size);
+          continue;
+        }
+      }
       if (h->size) {
         w->header(r.entry(), *h->size, stored);
         w->data(prefix);
@@ -230,9 +288,11 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
       // Pieces of the spooled file itself (kept payloads) are copied by the
       // kernel, not read through its mapping: the kept code objects of a
       // 1.3 GB library would otherwise stay resident.
-      o = prune_tree_file(*in, selection, member, PieceWriter(pruned, *in));
+      o = prune_tree_file(*in, selection, member, PieceWriter(pruned, *in), rule_for(plain), plain);
+    else if (const PerGpuRule* rule = rule_for(plain))  // a member without device code and without a size
+      if (std::optional<FileOutcome> p = rule->decide(plain, in->size(), selection)) o = std::move(*p);
     if (o.action == FileAction::Write && o.report.dropped() == 0) o.action = FileAction::Copy;
-    FileReport pf{h->name, o.action, std::move(o.report)};  // the path as stored; errors name the chain
+    FileReport pf{h->name, o.action, std::move(o.report), std::move(o.per_gpu)};  // the path as stored; errors name the chain
     switch (o.action) {
       case FileAction::Copy:
         w->header(r.entry(), in->size(), stored);
@@ -252,13 +312,9 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
         if (hooks.sha256) c.sha256 = d.sha.record_hash();
         break;
       }
-      case FileAction::Remove: {
-        Changes::Changed& c = changes.changed[plain];
-        c.old_size = in->size();
-        c.removed = true;
-        removed.insert(plain);
+      case FileAction::Remove:
+        remove_member(plain, in->size());
         break;
-      }
     }
     if (!pf.report.entries.empty() || !pf.report.notes.empty() || pf.action != FileAction::Copy)
       report.files.push_back(std::move(pf));

@@ -29,7 +29,10 @@ void check_not_empty(const Selection& selection, const Report& r, const std::str
     device_kept = device_kept || e.kept;
   }
   if (any_device && !device_kept)
-    fail(file, "no device entry of the {} would stay (--allow-empty writes it without any)", r.container);
+    throw NothingStays({file},
+                       fmt::format("no device entry of the {} would stay (--allow-empty writes it without any)",
+                                   r.container),
+                       r);
 }
 
 namespace {

@@ -12,13 +12,16 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "compat/target_spec.h"
 #include "compress/codec.h"
+#include "contents/per_gpu.h"
 #include "support/bytes.h"
+#include "support/error.h"
 
 namespace ot {
 class InputFile;
@@ -113,14 +116,18 @@ Report prune_file(const InputFile& in, const Selection& selection, const std::st
 enum class FileAction {
   Copy,    // no device code, or none of it dropped: the file stays as it is (the sink got nothing)
   Write,   // the sink got the pruned file; where report.dropped() is 0 the caller keeps the original
-  Remove,  // a bare device code file (AMDGPU code object, cubin, PTX) the selection drops: left out
+  Remove,  // a standalone device code file of which no device entry stays (a bare code object, cubin or
+           // PTX of a dropped target; a bundle, compressed bundle, fatbin or offload binary of dropped
+           // targets only), or a per-GPU file of a dropped target (per_gpu_rule.h): left out
 };
 
 struct FileOutcome {
   FileAction action = FileAction::Copy;
-  // Its entries and sizes (a removed file: its one entry, size_after 0); no
+  // Its entries and sizes (a removed file: its entries, size_after 0); no
   // entries for a file without device code.
   Report report;
+  // A per-GPU file (per_gpu_rule.h): its layout and target.
+  std::optional<contents::PerGpuName> per_gpu = {};
 };
 
 // One file of a directory tree or package (`file` names it in errors and is
@@ -128,16 +135,23 @@ struct FileOutcome {
 // file by the CUDA driver's rules, as a one-entry fatbin); a file without
 // device code, or one that is itself a package (a tarball or wheel inside a
 // tree is not descended into: noted), is copied; any other goes to prune_file.
-// A file whose device entries all go is an error unless the selection allows
-// empty results, as for a file given alone.
+// A standalone device code file (a bundle, compressed bundle, NVIDIA fatbin
+// or offload binaries; not a host object, library or archive holding them)
+// whose device entries all go is left out (Remove, its entries in the
+// report); a host file whose device entries all go is an error unless the
+// selection allows empty results, as for a file given alone. A file without
+// device code that `rule` (when given) finds a per-GPU file at `path` (as the
+// input stores it) gets the rule's outcome.
+class PerGpuRule;
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
-                            const compress::Sink& sink);
+                            const compress::Sink& sink, const PerGpuRule* rule = nullptr, std::string_view path = {});
 
 // The report of a directory or package prune: a row per file with device code.
 struct FileReport {
   std::string path;  // in the tree or package, as stored
   FileAction action = FileAction::Copy;
   Report report;
+  std::optional<contents::PerGpuName> per_gpu = {};  // a per-GPU file: its layout and target
 };
 struct TreeReport {
   std::string container;                // "directory", "Debian package (data.tar.xz)", "Python wheel", "tarball (xz)"
@@ -148,15 +162,30 @@ struct TreeReport {
   // The entries dropped and the payload bytes they held, per target ID
   // ("gfx906:xnack-", "sm_80": a bundle's and a bare code object's alike; the
   // ID as stored where it does not parse), sorted by target.
+  // Per-GPU files left out count apart: their files and bytes.
   struct Dropped {
     std::string target;
     std::uint64_t entries = 0, bytes = 0;
+    std::uint64_t per_gpu_files = 0, per_gpu_bytes = 0;
   };
   std::vector<Dropped> dropped_by_target() const;
 };
 
-// Fails (naming `file`) when `r` has device entries and none stays, unless
-// the selection allows that.
+// The error of a container that has device entries of which none would stay
+// (check_not_empty): its report, so that the files of a directory or package
+// can be left out instead (prune_tree_file).
+class NothingStays : public Error {
+ public:
+  NothingStays(Where where, std::string message, Report report)
+      : Error(std::move(where), std::move(message)), report_(std::move(report)) {}
+  const Report& report() const { return report_; }
+
+ private:
+  Report report_;
+};
+
+// Throws NothingStays (naming `file`) when `r` has device entries and none
+// stays, unless the selection allows that.
 void check_not_empty(const Selection& selection, const Report& r, const std::string& file);
 
 // What the container filling `data` is, as Report::container names it, or ""

@@ -11,6 +11,7 @@
 #include "object/object_file.h"
 #include "object/pe_image.h"
 #include "prune/kinds.h"
+#include "prune/per_gpu_rule.h"
 #include "support/error.h"
 
 namespace ot::prune {
@@ -58,7 +59,7 @@ bool bare_stays(const Selection& selection, const compat::BareCode& b, const std
 }  // namespace
 
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
-                            const compress::Sink& sink) {
+                            const compress::Sink& sink, const PerGpuRule* rule, std::string_view path) {
   std::array<std::byte, compat::kBareCodeSniff> head{};
   const std::uint64_t size = in.size();
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, head.size()));
@@ -69,7 +70,13 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
   const Bytes prefix(head.data(), n);
   FileOutcome o;
   o.report.size_before = o.report.size_after = size;
-  if (!contents::may_hold_device_code(prefix)) return o;
+  // A file without device code: a per-GPU file follows its GPU, any other is copied.
+  auto without_code = [&] {
+    if (rule)
+      if (std::optional<FileOutcome> p = rule->decide(path, size, selection)) return std::move(*p);
+    return std::move(o);
+  };
+  if (!contents::may_hold_device_code(prefix)) return without_code();
   if (auto b = compat::bare_code(prefix); b) {
     o.report.container = std::string(b->description());
     if (!b->known) {
@@ -94,14 +101,36 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
     }
     return o;
   }
-  if (!holds_device_code(in, file)) return o;
+  if (!holds_device_code(in, file)) return without_code();
   o.action = FileAction::Write;
-  o.report = prune_file(in, selection, file, sink);
+  if (!contents::is_standalone_device_code(prefix)) {
+    o.report = prune_file(in, selection, file, sink);
+    return o;
+  }
+  // A standalone file of dropped targets only goes, as a bare code object
+  // does (nothing reached the sink: every check comes before the first byte).
+  try {
+    o.report = prune_file(in, selection, file, sink);
+  } catch (const NothingStays& e) {
+    o.action = FileAction::Remove;
+    o.report = e.report();
+    o.report.container = container_kind(prefix);
+    o.report.size_before = size;
+    o.report.size_after = 0;
+    o.report.notes.push_back("no device entry stays: the file is left out");
+  }
   return o;
 }
 
 std::vector<TreeReport::Dropped> TreeReport::dropped_by_target() const {
   std::map<std::string, Dropped> by;
+  for (const FileReport& f : files)
+    if (f.per_gpu && f.action == FileAction::Remove) {
+      Dropped& d = by[f.per_gpu->target];
+      d.target = f.per_gpu->target;
+      ++d.per_gpu_files;
+      d.per_gpu_bytes += f.report.size_before;
+    }
   for (const FileReport& f : files)
     for (const EntryReport& e : f.report.entries)
       if (!e.kept) {

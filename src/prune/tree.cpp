@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 
+#include "prune/per_gpu_rule.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
@@ -123,6 +124,7 @@ class TreePruner {
     TreeReport report;
     report.container = "directory";
     const std::vector<contents::TreeItem> items = contents::read_tree(root_);
+    learn_per_gpu(items);
     if (mode_ == TreeMode::Copy) {
       check_out_dir(root_, out_dir);
       copy(items, out_dir, report);
@@ -154,16 +156,19 @@ class TreePruner {
     std::optional<OutputFile> file;
     std::optional<PieceWriter> writer;
     std::uint64_t written = 0;
-    FileOutcome o = prune_tree_file(*in, selection_, item.path, [&](Bytes b) {
-      written += b.size();
-      if (!out) return;
-      if (!file) {
-        file.emplace(*out);
-        writer.emplace(*file, *in);
-      }
-      (*writer)(b);
-    });
-    FileReport f{item.path, o.action, std::move(o.report)};
+    FileOutcome o = prune_tree_file(
+        *in, selection_, item.path,
+        [&](Bytes b) {
+          written += b.size();
+          if (!out) return;
+          if (!file) {
+            file.emplace(*out);
+            writer.emplace(*file, *in);
+          }
+          (*writer)(b);
+        },
+        per_gpu_ ? &*per_gpu_ : nullptr, item.relative);
+    FileReport f{item.path, o.action, std::move(o.report), std::move(o.per_gpu)};
     if (f.action == FileAction::Write && f.report.dropped() == 0) f.action = FileAction::Copy;
     const auto before = static_cast<std::uint64_t>(item.st.st_size);
     const std::uint64_t after = f.action == FileAction::Copy ? before : f.action == FileAction::Remove ? 0 : written;
@@ -180,7 +185,20 @@ class TreePruner {
   void add(TreeReport& report, const contents::TreeItem& item, std::pair<FileReport, std::uint64_t> f) {
     report.size_before += static_cast<std::uint64_t>(item.st.st_size);
     report.size_after += f.second;
-    if (f.first.action != FileAction::Copy || !f.first.report.entries.empty()) report.files.push_back(std::move(f.first));
+    if (f.first.action != FileAction::Copy || !f.first.report.entries.empty() || f.first.per_gpu)
+      report.files.push_back(std::move(f.first));
+  }
+
+  // Per-GPU files follow their GPU (per_gpu_rule.h): where the tree may hold
+  // any, the rule learns every file first.
+  void learn_per_gpu(const std::vector<contents::TreeItem>& items) {
+    if (std::ranges::none_of(items, [](const contents::TreeItem& i) {
+          return i.kind == contents::TreeKind::File && PerGpuRule::may_apply(i.relative);
+        }))
+      return;
+    per_gpu_.emplace();
+    for (const contents::TreeItem& item : items)
+      if (item.kind == contents::TreeKind::File) per_gpu_->learn(item.relative, *InputFile::open(item.path), item.path);
   }
 
   void note(TreeReport& report, const contents::TreeItem& item, bool link_removed = false) {
@@ -304,6 +322,7 @@ class TreePruner {
   const std::string& root_;
   const Selection& selection_;
   TreeMode mode_;
+  std::optional<PerGpuRule> per_gpu_;
 };
 
 }  // namespace

@@ -236,17 +236,23 @@ constexpr F kPruneTreeFields[] = {
     {"files[]", "a row per file with device code, in path order (a directory) or member order (a package)"},
     {"files[].path", "its path in the directory or package, as stored"},
     {"files[].action",
-     "\"prune\" (rewritten without the dropped entries), \"remove\" (a bare code object, cubin or PTX file "
-     "of a dropped target: left out) or \"copy\" (nothing of it dropped, or not pruned: see its notes)"},
+     "\"prune\" (rewritten without the dropped entries), \"remove\" (left out: a bare code object, cubin or PTX "
+     "file of a dropped target, a bundle, compressed bundle, fatbin or offload-binary file of which no device entry "
+     "stays, or a per-GPU file of a dropped target) or \"copy\" (nothing of it dropped, or not pruned: see its "
+     "notes)"},
     {"files[].container", "what the file is, as \"container\" of offloadtool-prune/2 names it"},
     {"files[].entries[]", "{\"id\", \"size\", \"kept\"} and \"where\" as in offloadtool-prune/2"},
     {"files[].size_before", "the file's bytes"},
     {"files[].size_after", "its bytes in the output (0 when removed)"},
     {"files[].saved", "size_before - size_after"},
     {"files[].notes[]", "what the user should know of this file, in words"},
+    {"files[].per_gpu",
+     "only for a per-GPU file (added within major 1): {\"layout\": \"Tensile\" or \"MIOpen\", \"target\": its "
+     "target ID}; such a file has no entries, and its notes say why it stays or goes"},
     {"dropped[]", "{\"target\", \"entries\", \"bytes\"}: the entries dropped and their payload bytes "
                   "(uncompressed) per target ID (\"gfx906\", \"sm_80\": a bundle's entries and bare code objects "
-                  "together), sorted by target"},
+                  "together), sorted by target; \"per_gpu_files\" and \"per_gpu_bytes\" (added within major 1): "
+                  "the per-GPU files of that target left out and their bytes"},
     {"size_before", "the input's bytes (a directory: the sum of its regular files, each hard-linked file once)"},
     {"size_after", "the output's bytes, counted the same way"},
     {"saved", "size_before - size_after (negative when the output is larger)"},

@@ -68,13 +68,14 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
 }
 
 OutputFile OutputFile::scratch(const std::string& near) {
-  std::string dir;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = tmp && *tmp ? tmp : "/tmp";
   if (!near.empty() && near != "-") {
     auto slash = near.find_last_of('/');
-    dir = slash == std::string::npos ? "." : near.substr(0, slash + 1);
-  } else {
-    const char* tmp = std::getenv("TMPDIR");
-    dir = tmp && *tmp ? tmp : "/tmp";
+    std::string folder = slash == std::string::npos ? "." : near.substr(0, slash + 1);
+    // `near` may name no file: a package member ("pkg.deb(data.tar.xz)(./usr/lib/x.co)") is named by its chain.
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) dir = std::move(folder);
   }
   int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {  // file systems without O_TMPFILE: create and unlink at once

@@ -48,7 +48,8 @@ class OutputFile {
  public:
   explicit OutputFile(std::string path);
   // An unlinked file in the folder of `near` (so that copy_file_range works
-  // within one file system), or in $TMPDIR when `near` is "-" or empty.
+  // within one file system), or in $TMPDIR (else /tmp) when `near` is "-",
+  // empty or in no folder that exists (a package member's chain).
   static OutputFile scratch(const std::string& near);
   OutputFile(OutputFile&&) noexcept;
   OutputFile(const OutputFile&) = delete;

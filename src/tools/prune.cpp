@@ -96,12 +96,22 @@ std::string tree_text_report(const prune::TreeReport& t, SizeStyle sizes) {
   std::string out;
   for (const prune::FileReport& f : t.files) {
     const prune::Report& r = f.report;
-    out += fmt::format("{} {}: {} of {} entries dropped, {} -> {}\n", action_name(f), printable(f.path), r.dropped(),
-                       r.entries.size(), size_text(r.size_before, sizes), size_text(r.size_after, sizes));
+    if (f.per_gpu)
+      out += fmt::format("{} {}: per-GPU file ({}) of {}, {} -> {}\n", action_name(f), printable(f.path),
+                         f.per_gpu->layout->name, f.per_gpu->target, size_text(r.size_before, sizes),
+                         size_text(r.size_after, sizes));
+    else
+      out += fmt::format("{} {}: {} of {} entries dropped, {} -> {}\n", action_name(f), printable(f.path), r.dropped(),
+                         r.entries.size(), size_text(r.size_before, sizes), size_text(r.size_after, sizes));
     for (const std::string& n : r.notes) out += fmt::format("  note: {}\n", printable(n));
   }
-  for (const prune::TreeReport::Dropped& d : t.dropped_by_target())
-    out += fmt::format("dropped {}: {} entries, {}\n", printable(d.target), d.entries, size_text(d.bytes, sizes));
+  for (const prune::TreeReport::Dropped& d : t.dropped_by_target()) {
+    out += fmt::format("dropped {}: {} entries, {}", printable(d.target), d.entries, size_text(d.bytes, sizes));
+    if (d.per_gpu_files)
+      out += fmt::format("; {} per-GPU file{}, {}", d.per_gpu_files, d.per_gpu_files == 1 ? "" : "s",
+                         size_text(d.per_gpu_bytes, sizes));
+    out += "\n";
+  }
   for (const std::string& n : t.notes) out += fmt::format("note: {}\n", printable(n));
   out += fmt::format("{}: {} files with device code, {} -> {} ({} saved)\n", printable(t.container), t.files.size(),
                      size_text(t.size_before, sizes), size_text(t.size_after, sizes),
@@ -117,14 +127,18 @@ std::string tree_json_report(const std::string& input, bool written, const prune
     for (const prune::EntryReport& e : r.entries) entries += fmt::format("{}{}", entries.empty() ? "" : ", ", entry_json(e));
     files += fmt::format(
         "{}\n    {{\"path\": {}, \"action\": {}, \"container\": {}, \"entries\": [{}], \"size_before\": {}, "
-        "\"size_after\": {}, \"saved\": {}, \"notes\": [{}]}}",
+        "\"size_after\": {}, \"saved\": {}, \"notes\": [{}]{}}}",
         files.empty() ? "" : ",", json::str(f.path), json::str(action_name(f)), json::str(r.container), entries,
-        r.size_before, r.size_after, saved_json(r.size_before, r.size_after), notes_json(r.notes));
+        r.size_before, r.size_after, saved_json(r.size_before, r.size_after), notes_json(r.notes),
+        f.per_gpu ? fmt::format(", \"per_gpu\": {{\"layout\": {}, \"target\": {}}}", json::str(f.per_gpu->layout->name),
+                                json::str(f.per_gpu->target))
+                  : "");
   }
   std::string dropped;
   for (const prune::TreeReport::Dropped& d : t.dropped_by_target())
-    dropped += fmt::format("{}\n    {{\"target\": {}, \"entries\": {}, \"bytes\": {}}}", dropped.empty() ? "" : ",",
-                           json::str(d.target), d.entries, d.bytes);
+    dropped += fmt::format(
+        "{}\n    {{\"target\": {}, \"entries\": {}, \"bytes\": {}, \"per_gpu_files\": {}, \"per_gpu_bytes\": {}}}",
+        dropped.empty() ? "" : ",", json::str(d.target), d.entries, d.bytes, d.per_gpu_files, d.per_gpu_bytes);
   return fmt::format(
       "{{\n  \"schema\": {},\n  \"input\": {},\n  \"container\": {},\n  \"written\": {},\n  \"files\": [{}\n  ],\n"
       "  \"dropped\": [{}\n  ],\n  \"size_before\": {},\n  \"size_after\": {},\n  \"saved\": {},\n  \"notes\": [{}]\n}}\n",
