@@ -31,6 +31,8 @@
 #include <optional>
 
 #include "cli/diagnostics.h"
+#include "compat/code_object.h"
+#include "contents/per_gpu.h"
 #include "contents/tree.h"
 #include "contents/walker.h"
 #include "support/json.h"
@@ -53,6 +55,8 @@ struct Row {
   std::uint64_t entries = 0;
   double file_bytes = 0;  // fractional while CCOB bytes are shared out
   std::uint64_t uncompressed = 0;
+  // A directory's per-GPU files of the target (contents/per_gpu.h): not device code, counted apart.
+  std::uint64_t per_gpu_files = 0, per_gpu_bytes = 0;
 };
 using Table = std::map<std::string, Row>;
 
@@ -85,35 +89,42 @@ double total_of(const Table& t) {
   return sum;
 }
 
-std::string text_table(const Table& t, const std::string& indent, SizeStyle sizes) {
+// `per_gpu`: a directory's table, with a column of its per-GPU files' bytes.
+std::string text_table(const Table& t, const std::string& indent, SizeStyle sizes, bool per_gpu = false) {
   auto rows = sorted(t);
   double total = total_of(t);
-  std::size_t w = 6, fw = 12, uw = 12;
+  std::size_t w = 6, fw = 12, uw = 12, pw = 13;
   for (const auto& [k, r] : rows) {
     w = std::max(w, printable(k).size());
     fw = std::max(fw, size_cell(static_cast<std::uint64_t>(std::llround(r.file_bytes)), sizes).size());
     uw = std::max(uw, size_cell(r.uncompressed, sizes).size());
+    pw = std::max(pw, size_cell(r.per_gpu_bytes, sizes).size());
   }
-  std::string out = fmt::format("{}{:<{}}  {:>7}  {:>{}}  {:>6}  {:>{}}\n", indent, "target", w, "entries",
+  std::string out = fmt::format("{}{:<{}}  {:>7}  {:>{}}  {:>6}  {:>{}}", indent, "target", w, "entries",
                                 "file bytes", fw, "share", "uncompressed", uw);
+  out += per_gpu ? fmt::format("  {:>{}}\n", "per-GPU files", pw) : "\n";
   for (const auto& [k, r] : rows) {
     auto fb = std::llround(r.file_bytes);
-    out += fmt::format("{}{:<{}}  {:>7}  {:>{}}  {:>5.1f}%  {:>{}}\n", indent, printable(k), w, r.entries,
+    out += fmt::format("{}{:<{}}  {:>7}  {:>{}}  {:>5.1f}%  {:>{}}", indent, printable(k), w, r.entries,
                        size_cell(static_cast<std::uint64_t>(fb), sizes), fw,
                        total > 0 ? 100.0 * static_cast<double>(fb) / total : 0.0, size_cell(r.uncompressed, sizes), uw);
+    out += per_gpu ? fmt::format("  {:>{}}\n", size_cell(r.per_gpu_bytes, sizes), pw) : "\n";
   }
   return out;
 }
 
-std::string json_rows(const Table& t) {
+std::string json_rows(const Table& t, bool per_gpu = false) {
   std::string out;
   double total = total_of(t);
   for (const auto& [k, r] : sorted(t)) {
     auto fb = std::llround(r.file_bytes);
     out += fmt::format("{}{{\"target\": {}, \"entries\": {}, \"file_bytes\": {}, \"uncompressed_bytes\": {}, "
-                       "\"share\": {:.4f}}}",
+                       "\"share\": {:.4f}{}}}",
                        out.empty() ? "" : ", ", json::str(k), r.entries, fb, r.uncompressed,
-                       total > 0 ? static_cast<double>(fb) / total : 0.0);
+                       total > 0 ? static_cast<double>(fb) / total : 0.0,
+                       per_gpu ? fmt::format(", \"per_gpu_files\": {}, \"per_gpu_bytes\": {}", r.per_gpu_files,
+                                             r.per_gpu_bytes)
+                               : "");
   }
   return "[" + out + "]";
 }
@@ -185,12 +196,22 @@ struct Tree {
   Table t;
 };
 
+// A file's first bytes, as many as telling its kind takes.
+std::vector<std::byte> read_prefix(const std::string& path) {
+  std::shared_ptr<InputFile> in = InputFile::open(path);
+  std::vector<std::byte> head(static_cast<std::size_t>(std::min<std::uint64_t>(in->size(), compat::kBareCodeSniff)));
+  in->read_at(0, head.data(), head.size());
+  return head;
+}
+
 void merge(Table& into, const Table& from) {
   for (const auto& [k, r] : from) {
     Row& x = into[k];
     x.entries += r.entries;
     x.file_bytes += r.file_bytes;
     x.uncompressed += r.uncompressed;
+    x.per_gpu_files += r.per_gpu_files;
+    x.per_gpu_bytes += r.per_gpu_bytes;
   }
 }
 
@@ -243,6 +264,9 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
       rc = 1;
       continue;
     }
+    // Per-GPU files (contents/per_gpu.h) are told by their folders, known once every file was walked.
+    contents::PerGpuFiles per_gpu;
+    std::vector<const contents::TreeItem*> without_code;
     for (const contents::TreeItem& item : items) {
       switch (item.kind) {
         case contents::TreeKind::Directory: break;
@@ -255,10 +279,19 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
           if (std::optional<Table> t = walk(item.path, false)) {
             ++tree.device_files;
             merge(tree.t, *t);
+            if (contents::is_standalone_device_code(read_prefix(item.path))) per_gpu.add_device_code_file(item.relative);
+          } else if (o.per_file) {
+            without_code.push_back(&item);
           }
           break;
       }
     }
+    for (const contents::TreeItem* item : without_code)
+      if (std::optional<contents::PerGpuName> n = per_gpu.classify(item->relative)) {
+        Row& r = tree.t[n->target];
+        ++r.per_gpu_files;
+        r.per_gpu_bytes += static_cast<std::uint64_t>(item->st.st_size);
+      }
     if (tree.device_files == 0) {
       cli::print_error(inv.prog, Error::render({input}, kNoDeviceCode));
       rc = 1;
@@ -287,7 +320,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
                            "\"targets\": {}}}",
                            d.empty() ? "" : ",", json::str(x.root), x.files, x.bytes, x.device_files,
                            static_cast<std::uint64_t>(total_of(x.t)), x.symlinks, x.hard_links, x.special,
-                           json_rows(x.t));
+                           json_rows(x.t, true));
         out += fmt::format(",\n  \"trees\": [{}\n  ]", d);
       }
     }
@@ -317,7 +350,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
                          x.bytes ? 100.0 * static_cast<double>(device) / static_cast<double>(x.bytes) : 0.0,
                          x.device_files, x.device_files == 1 ? "" : "s", x.symlinks, x.symlinks == 1 ? "" : "s",
                          x.hard_links, x.hard_links == 1 ? "" : "s", x.special, x.special == 1 ? "" : "s",
-                         text_table(x.t, "  ", o.sizes));
+                         text_table(x.t, "  ", o.sizes, true));
     }
     for (const Bundle& x : per_bundle)
       out += fmt::format("\n{}:\n{}", printable(x.name), text_table(x.t, "  ", o.sizes));
