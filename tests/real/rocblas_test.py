@@ -35,7 +35,7 @@ CACHE = os.path.abspath(os.environ.get('OT_ROCBLAS_CACHE') or
 KEEP = 'gfx1100'
 # A GPU in a Tensile file name: the processor, then features spelled with '-' or ':'.
 GPU = re.compile(r'(?:^|[_-])(gfx[0-9a-f]+(?:[-:](?:xnack|sramecc)[+-])*)\.(?:co|hsaco|dat)$')
-LIB = 'usr/lib/x86_64-linux-gnu'
+LIB = 'lib/x86_64-linux-gnu'
 
 
 def gpu_of(name):
