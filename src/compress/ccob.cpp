@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -329,6 +331,71 @@ bool may_hold_bundle(const formats::CcobHeader& h, Bytes payload) {
   std::vector<std::byte> head = decompress_head(h.method, payload, h.uncompressed_size, kSniff);
   if (head.size() < std::min<std::uint64_t>(h.uncompressed_size, kSniff)) return true;
   return formats::has_binary_bundle_magic(head) || formats::find_text_comment(head).has_value();
+}
+
+}  // namespace ot::compress
+
+namespace ot::compress {
+
+CcobPrefix::CcobPrefix(const formats::CcobHeader& h, Bytes payload, bool complete, std::string file, std::uint64_t at,
+                       std::uint64_t max_prefix)
+    : h_(h), payload_(payload), complete_(complete), file_(std::move(file)), at_(at), max_prefix_(max_prefix) {
+  // The codec's bound on the declared size, from the whole compressed size
+  // where it is known (the header's), not from the part at hand.
+  const std::uint64_t compressed = h.total_size ? *h.total_size - h.header_size : payload.size();
+  if ((complete || h.total_size) && h.uncompressed_size > max_decompressed_size(h.method, compressed))
+    fail_at({file_, at_}, "cannot decompress the compressed bundle: declared uncompressed size 0x{:x} is more than "
+            "0x{:x} compressed bytes can hold", h.uncompressed_size, compressed);
+}
+
+Bytes CcobPrefix::head(std::uint64_t n) {
+  n = std::min(n, h_.uncompressed_size);
+  if (n <= prefix_.size()) return Bytes(prefix_).first(n);
+  if (n > max_prefix_)
+    fail_at({file_, at_}, "reading the compressed bundle's table takes more than 0x{:x} decompressed bytes (the limit)",
+            max_prefix_);
+  const std::uint64_t want =
+      std::min({h_.uncompressed_size, max_prefix_, std::max<std::uint64_t>({n, 2 * prefix_.size(), 64 << 10})});
+  // What part of the compressed data can decode to at most.
+  const std::uint64_t size =
+      complete_ ? h_.uncompressed_size : std::min(h_.uncompressed_size, max_decompressed_size(h_.method, payload_.size()));
+  try {
+    prefix_ = decompress_head(h_.method, payload_, size, static_cast<std::size_t>(want));
+  } catch (const Error& e) {
+    fail_at({file_, at_}, "cannot decompress the compressed bundle: {}", e.message());
+  }
+  if (prefix_.size() < n) {
+    if (!complete_) throw ShortPrefix{};
+    fail_at({file_, at_}, "cannot decompress the compressed bundle: the data ends after 0x{:x} of 0x{:x} bytes",
+            prefix_.size(), h_.uncompressed_size);
+  }
+  return Bytes(prefix_).first(n);
+}
+
+ByteSource CcobPrefix::source() {
+  return ByteSource::unmapped(h_.uncompressed_size, [this](std::uint64_t off, std::byte* to, std::uint64_t len) {
+    std::memcpy(to, head(off + len).data() + off, len);
+  });
+}
+
+std::optional<std::vector<formats::BundleEntry>> ccob_bundle_entries(Bytes data, const std::string& file) {
+  // The header itself may not be all there yet (an unknown version: the largest).
+  if (data.size() < 6 || data.size() < formats::ccob_header_size(load_le<std::uint16_t>(data.data() + 4))) {
+    if (data.size() >= formats::kCcobMagic.size() && !formats::has_ccob_magic(data))
+      formats::read_ccob_header(data, file);  // throws: no magic
+    return std::nullopt;
+  }
+  const formats::CcobHeader h = formats::read_ccob_header(data, std::numeric_limits<std::uint64_t>::max(), file);
+  const bool complete = h.total_size && data.size() >= *h.total_size;
+  const std::uint64_t end = h.total_size ? std::min<std::uint64_t>(*h.total_size, data.size()) : data.size();
+  CcobPrefix prefix(h, data.subspan(h.header_size, end - h.header_size), complete, file, h.header_size);
+  try {
+    if (!formats::has_binary_bundle_magic(prefix.head(formats::kBundleMagic.size())))
+      fail_at({file, h.header_size}, "the compressed bundle holds no binary bundle");
+    return formats::read_binary_bundle(prefix.source(), file + " (decompressed)");
+  } catch (const CcobPrefix::ShortPrefix&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace ot::compress

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compress/codec.h"
+#include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
 #include "support/bytes.h"
 
@@ -90,5 +91,54 @@ DecodedCcob decode_ccob_to(OutputFile& target, Bytes data, const std::string& fi
 
 // The error for a hash mismatch of `d` (found at `base` in `file`).
 Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base);
+
+// The decompressed bytes of a CCOB, decoded from its start only as far as they
+// are read (compress::decompress_head, the prefix at least doubling, from
+// 64 KiB, each time a read goes past it): a binary bundle's table and its code
+// objects' ELF headers, without their payloads. Memory: the prefix read and the
+// codec's buffers; time: decoding that prefix (about twice, counting the
+// regrowths), whatever the declared size.
+class CcobPrefix {
+ public:
+  // A read past what `payload` decodes to when it is only the first part of the
+  // compressed data (`complete` false): the caller reads more and tries again.
+  struct ShortPrefix {};
+
+  // `payload`: the compressed bytes after the header `h` (formats::ccob_payload),
+  // or their first part. Decoding errors, data that ends early and a read past
+  // `max_prefix` decoded bytes (a bound on the memory a table may take) are
+  // thrown as ot::Error at offset `at` of `file`.
+  CcobPrefix(const formats::CcobHeader& h, Bytes payload, bool complete, std::string file, std::uint64_t at,
+             std::uint64_t max_prefix = kInMemoryLimit);
+
+  // The first min(n, uncompressed size) decompressed bytes (valid until the
+  // next call), decoding further where they are not at hand yet.
+  Bytes head(std::uint64_t n);
+  // All the decompressed bytes (h.uncompressed_size of them), read through head().
+  ByteSource source();
+  // How many bytes have been decompressed (and are held) so far.
+  std::uint64_t decoded() const { return prefix_.size(); }
+
+ private:
+  formats::CcobHeader h_;
+  Bytes payload_;
+  bool complete_;
+  std::string file_;
+  std::uint64_t at_, max_prefix_;
+  std::vector<std::byte> prefix_;
+};
+
+// The entries (IDs, and offsets and sizes in the decompressed bundle) of the
+// binary bundle in the CCOB at the start of `data`, decoded only as far as the
+// bundle's table. `data` may be the whole CCOB or only its first bytes (say,
+// the first few hundred KiB of a package member): nullopt when those do not
+// decode as far as the table reaches (read more and call again). A CCOB of
+// version 1 records no total size, so `data` is never known to be the whole of
+// it: a decode that runs out is nullopt there too. Throws ot::Error naming
+// `file` and an offset for a damaged header or table, data that does not
+// decode, a CCOB holding anything but a binary bundle (a text bundle's entries
+// take decoding all of it), and a table reaching past kInMemoryLimit decoded
+// bytes. The hash is not checked (it covers all the decompressed bytes).
+std::optional<std::vector<formats::BundleEntry>> ccob_bundle_entries(Bytes data, const std::string& file);
 
 }  // namespace ot::compress

@@ -35,7 +35,13 @@ constexpr std::string_view kTextStart = "__CLANG_OFFLOAD_BUNDLE____START__";
 // Enough of a member to see every magic below (tar's "ustar" is at 257) and
 // a bare PTX file's directives (compat::bare_code).
 constexpr std::size_t kSniffSize = compat::kBareCodeSniff;
-// How much of a CCOB is decompressed to see whether it holds a bundle.
+// What emit reads of a code object: its ELF header (64 bytes in ELF64).
+constexpr std::size_t kCodeObjectHeader = 64;
+// How far into a compressed bundle the headers a visitor reads may lie for
+// it to be decoded only that far (Visitor::wants_payloads); past that (a
+// bundle of many GPUs, each code object's header behind the one before) it
+// is decoded whole, to a scratch file where it is large.
+constexpr std::uint64_t kMaxHeadersPrefix = 16u << 20;
 // How much of a streamed archive's input is read before its pages are released.
 constexpr std::uint64_t kReleaseStep = 8 << 20;
 
@@ -75,17 +81,31 @@ struct Ccob {
 // The file some bytes lie in (the named file, a spooled member): headers are
 // read from it with pread, so that listing maps none of its pages in (one
 // fault maps 64 KiB around it, or a whole large folio, all of it resident).
+// Or the decoder of a compressed bundle read only as far as its headers: the
+// bytes are in no memory, and headers are decoded as they are read.
 struct Backing {
   const InputFile* file = nullptr;  // none: the bytes are only in memory
   std::uint64_t at = 0;             // where the bytes' [0] lies in it
+  compress::CcobPrefix* decoded = nullptr;  // instead of a file
 
-  Backing shifted(std::uint64_t off) const { return {file, at + off}; }
+  Backing shifted(std::uint64_t off) const { return {file, at + off, decoded}; }
+  bool pread() const { return file && file->fd() >= 0; }
   // `data`, which lies at `at`, as a source reading its headers with pread.
   ByteSource source(Bytes data) const {
-    if (!file || file->fd() < 0) return ByteSource(data);
+    if (decoded) return decoded->source().tail(at);
+    if (!pread()) return ByteSource(data);
     return ByteSource(data, [f = file, at = at](std::uint64_t off, std::byte* to, std::uint64_t len) {
       f->read_at(at + off, to, len);
     });
+  }
+  // The first `n` bytes of `data`, which lies at `local` here, into `to`.
+  void copy(Bytes data, std::uint64_t local, std::byte* to, std::size_t n) const {
+    if (decoded)
+      std::memcpy(to, decoded->head(at + local + n).data() + at + local, n);
+    else if (pread())
+      file->read_at(at + local, to, n);
+    else
+      std::memcpy(to, data.data(), n);
   }
 };
 
@@ -351,13 +371,16 @@ class Walker {
     check_no_overlap(entries, at, errname);
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      Bytes payload = data.subspan(entries[i].offset, entries[i].size);
-      if (holds_fatbin(payload, at + entries[i].offset, backing)) {
-        fatbins(payload, at + entries[i].offset, errname, with(c.chain, fmt::format("entry {} ({})", i, entries[i].id)),
-                base, backing, compressed);
+      const std::uint64_t local = at + entries[i].offset, size = entries[i].size;
+      // Decoded only as far as its headers: no payload in memory, and the
+      // caller has looked for fatbins (ccob_headers).
+      const Bytes payload = backing.decoded ? Bytes() : data.subspan(entries[i].offset, size);
+      if (!backing.decoded && holds_fatbin(size, payload, local, backing)) {
+        fatbins(payload, local, errname, with(c.chain, fmt::format("entry {} ({})", i, entries[i].id)), base, backing,
+                compressed);
         continue;
       }
-      emit(c, i, entries[i].id, payload, at + entries[i].offset, compressed, base, backing, cc);
+      emit(c, i, entries[i].id, payload, size, local, compressed, base, backing, cc);
     }
     return true;
   }
@@ -390,9 +413,10 @@ class Walker {
     return it->second ? std::string_view(*it->second) : id;
   }
 
-  // `ob`: the OffloadBinary entry it is, if it is one.
-  void emit(const Container& c, std::uint64_t index, std::string_view id, Bytes payload, std::uint64_t local,
-            bool compressed, std::optional<std::uint64_t> base, Backing backing, Ccob cc,
+  // `size` bytes at `local`: `payload`, empty where they are in no memory
+  // (Backing::decoded). `ob`: the OffloadBinary entry it is, if it is one.
+  void emit(const Container& c, std::uint64_t index, std::string_view id, Bytes payload, std::uint64_t size,
+            std::uint64_t local, bool compressed, std::optional<std::uint64_t> base, Backing backing, Ccob cc,
             const formats::OffloadEntry* ob = nullptr) {
     // One Entry for the whole walk, every field set again: its strings keep
     // their capacity from one entry to the next (a new Entry per entry was
@@ -410,12 +434,10 @@ class Walker {
     // in a file: touching the mapping instead maps in fault-around's 64 KiB
     // at each header (a ROCm library's 888 entries: 55 MB resident, and most
     // of the time `list` took).
-    std::array<std::byte, 64> head{};
-    Bytes header = headers_ ? payload.first(std::min(payload.size(), head.size())) : Bytes();
-    if (backing.file && backing.file->fd() >= 0 && !header.empty()) {
-      backing.file->read_at(backing.at + local, head.data(), header.size());
-      header = Bytes(head.data(), header.size());
-    }
+    std::array<std::byte, kCodeObjectHeader> head{};
+    const std::size_t n = headers_ ? static_cast<std::size_t>(std::min<std::uint64_t>(size, head.size())) : 0;
+    if (n) backing.copy(payload, local, head.data(), n);
+    const Bytes header(head.data(), n);
     e.processor.reset();
     e.code_object.clear();
     if (auto t = compat::amdgpu_code_object(header)) {
@@ -428,7 +450,7 @@ class Walker {
     } else {
       e.processor = compat::cuda_processor(header);
     }
-    e.size = payload.size();
+    e.size = size;
     e.uncompressed_size = e.size;
     e.kind.clear();
     e.fatbin = nullptr;
@@ -445,8 +467,9 @@ class Walker {
     Bytes payload = rebase_errors(at, [&] { return formats::ccob_payload(data, h); });
     if (s.depth + 1 > limits_.max_depth)
       fail_at({s.errname, at}, "containers nested more than {} deep", limits_.max_depth);
-    charge(h.uncompressed_size, s.errname, at);
     std::string inner = fmt::format("{} (decompressed)", s.errname);
+    if (!v_.wants_payloads() && ccob_headers(s, h, payload, at, chain, inner, Ccob{data.size()})) return;
+    charge(h.uncompressed_size, s.errname, at);
     // The first bytes say whether a bundle is there at all: a CCOB of anything
     // else is refused before a declared size of many GiB is written out (the
     // per-walk limit stays the backstop). A text bundle's first start marker
@@ -481,6 +504,43 @@ class Walker {
       fail_at({s.errname, at}, "the compressed bundle holds neither a binary nor a text bundle");
   }
 
+  // A CCOB holding a binary bundle, for a visitor that reads no payloads:
+  // decoded as far as its table and the first bytes of its entries (their ELF
+  // headers where the visitor reads them), no further. False, with nothing
+  // visited, where it must be decoded whole: it holds no binary bundle (a text
+  // bundle, say), an entry holds an NVIDIA fatbin (whose table can run through
+  // the entry), or the headers lie past kMaxHeadersPrefix.
+  bool ccob_headers(const Source& s, const formats::CcobHeader& h, Bytes payload, std::uint64_t at,
+                    std::vector<Link>& chain, const std::string& inner, Ccob cc) {
+    compress::CcobPrefix prefix(h, payload, true, s.errname, at);
+    if (!formats::has_binary_bundle_magic(prefix.head(formats::kBundleMagic.size()))) return false;
+    const Backing decoded{nullptr, 0, &prefix};
+    std::vector<formats::BundleEntry> entries;
+    try {
+      entries = formats::read_binary_bundle(decoded.source({}), inner);
+    } catch (const Error& e) {
+      if (!duplicate_id(e)) throw;
+      return false;  // binary() reports it, from the whole bundle
+    }
+    // The first bytes of an entry say whether it holds a fatbin. Without code
+    // object headers they are looked at only where the ID does not name an
+    // AMDGPU target or the host: a fatbin is NVIDIA's container, and the other
+    // entries' first bytes would take decoding the whole bundle.
+    auto looked_at = [&](const formats::BundleEntry& e) {
+      return e.size && (headers_ || (e.id.find("amdgcn") == std::string::npos && !e.id.starts_with("host-")));
+    };
+    std::uint64_t reach = 0;
+    for (const formats::BundleEntry& e : entries)
+      if (looked_at(e)) reach = std::max(reach, e.offset + std::min<std::uint64_t>(e.size, kCodeObjectHeader));
+    if (reach > kMaxHeadersPrefix) return false;
+    prefix.head(reach);  // at once: one decode, not one per entry
+    for (const formats::BundleEntry& e : entries)
+      if (looked_at(e) && holds_fatbin(e.size, {}, e.offset, decoded)) return false;
+    charge(prefix.decoded(), s.errname, at);
+    binary({}, 0, inner, std::move(chain), true, std::nullopt, decoded, cc, &entries);
+    return true;
+  }
+
   bool text(const Source&, Bytes data, const std::string& errname, const std::vector<Link>& chain, bool compressed,
             std::optional<std::uint64_t> base, Ccob cc = {}) {
     std::optional<std::string_view> comment = formats::find_text_comment(data);
@@ -489,8 +549,8 @@ class Walker {
     Container c{file_, with(chain, fmt::format("text bundle ('{}' comments)", *comment)), {}, {}};
     v_.container(c);
     for (std::size_t i = 0; i < entries.size(); ++i)
-      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].offset, compressed,
-           base, {}, cc);
+      emit(c, i, entries[i].id, data.subspan(entries[i].offset, entries[i].size), entries[i].size, entries[i].offset,
+           compressed, base, {}, cc);
     return true;
   }
 
@@ -534,7 +594,7 @@ class Walker {
   // for device code: it extends as far as its own header says.
   void registered(const Source& s, Bytes rest, std::uint64_t at, const std::vector<Link>& chain) {
     const ByteSource src = s.backing.shifted(at).source(rest);
-    if (holds_fatbin(rest, at, s.backing)) {
+    if (holds_fatbin(rest.size(), rest, at, s.backing)) {
       const formats::Fatbin f = formats::read_fatbin(src, 0, s.errname, at);
       fatbins(rest.first(f.size), at, s.errname, chain, s.base, s.backing, false);
       return;
@@ -570,7 +630,7 @@ class Walker {
         offload_binaries(s, bytes, sec.offset, with(s.chain, "section " + sec.name));
       } else if (formats::is_fatbin_section(sec.name)) {
         if (bytes.empty()) continue;
-        if (!holds_fatbin(bytes, sec.offset, s.backing))
+        if (!holds_fatbin(bytes.size(), bytes, sec.offset, s.backing))
           fail_at({s.errname, sec.offset}, "section {} holds no NVIDIA fatbin", sec.name);
         fatbins(bytes, sec.offset, s.errname, with(s.chain, "section " + sec.name), s.base, s.backing, false);
       }
@@ -580,8 +640,8 @@ class Walker {
     v_.container(c);
     for (std::size_t i = 0; i < bundle_sections.size(); ++i) {
       const object::SectionInfo& sec = *bundle_sections[i];
-      emit(c, i, std::string_view(sec.name).substr(kSectionPrefix.size()), s.data.subspan(sec.offset, sec.size), sec.offset, false,
-           s.base, s.backing, {});
+      emit(c, i, std::string_view(sec.name).substr(kSectionPrefix.size()), s.data.subspan(sec.offset, sec.size), sec.size,
+           sec.offset, false, s.base, s.backing, {});
     }
   }
 
@@ -592,26 +652,24 @@ class Walker {
       for (std::size_t i = 0; i < b.entries.size(); ++i) {
         const formats::OffloadEntry& e = b.entries[i];
         Bytes image = data.subspan(e.image_offset, e.image_size);
-        if (holds_fatbin(image, at + e.image_offset, s.backing)) {
+        if (holds_fatbin(image.size(), image, at + e.image_offset, s.backing)) {
           fatbins(image, at + e.image_offset, s.errname, with(c.chain, fmt::format("entry {} ({})", i, e.id())), s.base,
                   s.backing, false);
           continue;
         }
-        emit(c, i, e.id(), image, at + e.image_offset, false, s.base, s.backing, {}, &e);
+        emit(c, i, e.id(), image, image.size(), at + e.image_offset, false, s.base, s.backing, {}, &e);
       }
     }
   }
 
-  // Whether `data`, at `local` of bytes lying at `backing`, starts with a
-  // fatbin's magic: read with pread where it lies in a file (touching the
-  // mapping would map in 64 KiB around it).
-  static bool holds_fatbin(Bytes data, std::uint64_t local, Backing backing) {
-    if (data.size() < formats::kFatbinHeaderSize) return false;
+  // Whether the `size` bytes `data`, at `local` of bytes lying at `backing`,
+  // start with a fatbin's magic: read with pread where they lie in a file
+  // (touching the mapping would map in 64 KiB around them), from the decoder
+  // where they are in no memory (`data` is then empty).
+  static bool holds_fatbin(std::uint64_t size, Bytes data, std::uint64_t local, Backing backing) {
+    if (size < formats::kFatbinHeaderSize) return false;
     std::array<std::byte, 4> magic{};
-    if (backing.file && backing.file->fd() >= 0)
-      backing.file->read_at(backing.at + local, magic.data(), magic.size());
-    else
-      std::memcpy(magic.data(), data.data(), magic.size());
+    backing.copy(data, local, magic.data(), magic.size());
     return formats::has_fatbin_magic(Bytes(magic));
   }
 
@@ -675,6 +733,7 @@ class Collector : public Visitor {
     out_.push_back({c, {}});
     out_.back().container.object = {};
   }
+  bool wants_payloads() const override { return false; }  // not kept
   void entry(const Container&, const Entry& e) override {
     out_.back().entries.push_back(e);
     out_.back().entries.back().bytes = {};

@@ -105,7 +105,10 @@ struct Entry {
   // The size of the CCOB holding it (header included), to share its bytes in
   // the file out among its entries; 0 when not compressed.
   std::uint64_t ccob_size = 0;
-  Bytes bytes;  // the payload as stored (a compressed fatbin entry: compressed); valid only during the visit
+  // The payload as stored (a compressed fatbin entry: compressed); valid only
+  // during the visit. Empty inside a compressed bundle read only as far as its
+  // headers (Visitor::wants_payloads).
+  Bytes bytes;
   // An NVIDIA fatbin's entry: its header (kind, arch, compression;
   // formats::fatbin_image_into decodes it); null for every other entry. Valid only during the visit.
   const formats::FatbinEntry* fatbin = nullptr;
@@ -149,6 +152,15 @@ class Visitor {
   // ROCm library's 777 code objects take to walk. A visitor that does not
   // use them says so, and gets nullopt and "".
   virtual bool wants_code_object_headers() const { return true; }
+  // Whether entries need `bytes`, their payloads. Those of a compressed bundle
+  // take decoding all of it (GiBs, for a few KB of headers). A visitor that
+  // reads only IDs, sizes and (wants_code_object_headers) ELF headers says so:
+  // a compressed binary bundle is then decoded only as far as its table and
+  // those headers, its entries come with empty `bytes`, and its hash is not
+  // checked (it covers every decompressed byte). Where the headers reach far
+  // into the bundle (past 16 MiB), or it holds a text bundle or an NVIDIA
+  // fatbin, it is decoded whole as for any visitor.
+  virtual bool wants_payloads() const { return true; }
 };
 
 // Whether a file or member whose first bytes (up to 4 KiB) are `prefix` may

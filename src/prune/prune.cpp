@@ -180,18 +180,9 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
   std::shared_ptr<InputFile> scratch;
   std::vector<std::byte> plain;  // a text bundle: decoded in memory
   Report r;
-  const std::vector<std::byte> head =
-      compress::decompress_head(h.method, payload, h.uncompressed_size, formats::kBundleMagic.size());
-  if (formats::has_binary_bundle_magic(head)) {
-    std::vector<std::byte> table;  // the first decoded bytes, as many as reading the table takes
-    const ByteSource decoded = ByteSource::unmapped(h.uncompressed_size, [&](std::uint64_t off, std::byte* to,
-                                                                             std::uint64_t len) {
-      if (off + len > table.size())
-        table = compress::decompress_head(h.method, payload, h.uncompressed_size,
-                                          std::max<std::uint64_t>({off + len, 2 * table.size(), 64 << 10}));
-      std::memcpy(to, table.data() + off, len);
-    });
-    BinaryPlan p = plan_binary(formats::read_binary_bundle(decoded, inner), h.uncompressed_size, selection, inner);
+  compress::CcobPrefix table(h, payload, true, file, h.header_size);  // the first decoded bytes, as far as the table goes
+  if (formats::has_binary_bundle_magic(table.head(formats::kBundleMagic.size()))) {
+    BinaryPlan p = plan_binary(formats::read_binary_bundle(table.source(), inner), h.uncompressed_size, selection, inner);
     const std::vector<formats::BundleEntry>& kept = p.kept;
     const formats::BinaryBundleLayout& layout = p.layout;
     r = std::move(p.report);

@@ -31,6 +31,7 @@ bool holds_device_code(const InputFile& in, const std::string& file) {
    public:
     void entry(const contents::Container&, const contents::Entry&) override { throw Found{}; }
     bool wants_code_object_headers() const override { return false; }
+    bool wants_payloads() const override { return false; }
   } finder;
   try {
     contents::walk_input(in, finder, {}, file);

@@ -133,6 +133,8 @@ class BundleDescriber : public contents::Visitor {
     found.push_back({b.where.path(), b.where.name(), b.offset});
   }
   void entry(const contents::Container&, const contents::Entry&) override {}
+  // inspect_bundle decodes each compressed bundle (its hash); the walk need not.
+  bool wants_payloads() const override { return false; }
 };
 
 

@@ -122,6 +122,8 @@ class Listing : public contents::Visitor {
     for (const std::string& id : c.refused_duplicates) duplicates_.push_back(printable(id));
   }
 
+  // Listed from the tables and the ELF headers: a compressed bundle is decoded that far.
+  bool wants_payloads() const override { return false; }
   void entry(const contents::Container&, const contents::Entry& e) override {
     ++entries_;
     bytes_ += e.size;

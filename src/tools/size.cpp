@@ -158,6 +158,8 @@ class Sizer : public contents::Visitor {
   }
   // Targets come from the bundle IDs: the code objects' headers are not read.
   bool wants_code_object_headers() const override { return false; }
+  // Sizes come from the bundle tables: a compressed bundle is decoded as far as its table.
+  bool wants_payloads() const override { return false; }
   void entry(const contents::Container&, const contents::Entry& e) override {
     ++found;
     entries_.push_back(e);

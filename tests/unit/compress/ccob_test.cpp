@@ -295,3 +295,55 @@ TEST_CASE("compress_ccob over many pieces of a mapping dropped behind it: the ha
   CHECK(decode_all(outs[0], &d).size() == kSize);
   CHECK(d.hash_matches());
 }
+
+namespace {
+
+// IDs, offsets and sizes of `got`, as ccob_bundle_entries gives them, against
+// the table of the uncompressed bundle `plain`.
+bool same_table(const std::optional<std::vector<formats::BundleEntry>>& got, Bytes plain) {
+  if (!got) return false;
+  std::vector<formats::BundleEntry> want = formats::read_binary_bundle(plain, "plain");
+  return std::ranges::equal(*got, want, [](const formats::BundleEntry& a, const formats::BundleEntry& b) {
+    return a.id == b.id && a.offset == b.offset && a.size == b.size;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("ccob_bundle_entries: the table from the first bytes of a CCOB, nullopt until they reach it") {
+  const auto plain = make_bundle({noise(3 << 20, 1), noise(3 << 20, 2)});
+  for (std::uint16_t version : {2, 3}) {
+    compress::CcobOptions o;
+    o.version = version;
+    const auto ccob = compress::make_ccob(plain, o, "b");
+    REQUIRE(ccob.size() > (2u << 20));
+    CHECK(same_table(compress::ccob_bundle_entries(ccob, "b.ccob"), plain));
+    // Not even the header, the header alone, a few bytes of the frame: read more.
+    for (std::size_t n : {0, 3, 10, 24, 40})
+      CHECK_FALSE(compress::ccob_bundle_entries(Bytes(ccob).first(n), "b.ccob"));
+    // The first 256 KiB (the first zstd blocks) hold the table.
+    CHECK(same_table(compress::ccob_bundle_entries(Bytes(ccob).first(256 << 10), "b.ccob"), plain));
+    // So a CCOB whose second half is garbage gives its table all the same.
+    auto damaged = ccob;
+    std::fill(damaged.begin() + static_cast<std::ptrdiff_t>(damaged.size() / 2), damaged.end(), std::byte{0xa5});
+    CHECK(same_table(compress::ccob_bundle_entries(damaged, "b.ccob"), plain));
+    const std::string error = error_of([&] { decode_all(damaged); });  // what reads it all meets the garbage
+    CHECK(error.starts_with("f.ccob: "));
+    CHECK(error.find(", at offset 0x") != std::string::npos);
+  }
+}
+
+TEST_CASE("ccob_bundle_entries: no CCOB, no binary bundle in it, undecodable data: errors naming the file") {
+  CHECK(error_of([] { compress::ccob_bundle_entries(as_bytes(std::string_view("BUNDLE__")), "x.bin"); }) ==
+        "x.bin: not a compressed offload bundle (no CCOB magic), at offset 0x0");
+  const std::string text = "; __CLANG_OFFLOAD_BUNDLE____START__ host-x86_64-unknown-linux-gnu-\n"
+                           "; __CLANG_OFFLOAD_BUNDLE____END__ host-x86_64-unknown-linux-gnu-\n";
+  const auto ccob = compress::make_ccob(as_bytes(std::string_view(text)), {}, "t");
+  CHECK(error_of([&] { compress::ccob_bundle_entries(ccob, "t.ccob"); }) ==
+        "t.ccob: the compressed bundle holds no binary bundle, at offset 0x18");
+  auto bad = compress::make_ccob(make_bundle({noise(1 << 10, 3)}), {}, "b");
+  std::fill(bad.begin() + 24, bad.end(), std::byte{0xff});  // no zstd frame
+  const std::string error = error_of([&] { compress::ccob_bundle_entries(bad, "b.ccob"); });
+  CHECK(error.starts_with("b.ccob: cannot decompress the compressed bundle: "));
+  CHECK(error.ends_with(", at offset 0x18"));
+}

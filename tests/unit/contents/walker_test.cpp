@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "compress/ccob.h"
 #include "compress/codec.h"
 #include "archive/stream_reader.h"
 #include "contents/uri.h"
 #include "contents/walker.h"
+#include "formats/bundle_binary.h"
 #include "formats/offload_binary.h"
 #include "support/error.h"
 #include "../test_files.h"
@@ -388,4 +390,58 @@ TEST_CASE("an offload binary entry whose arch turns a feature off: its ID as sto
   REQUIRE(b.size() == 3);
   CHECK(b[2].e.bundle_id == b[2].e.id);
   CHECK_FALSE(b[2].e.offload_binary);
+}
+
+TEST_CASE("a visitor that reads no payloads: a CCOB decoded only as far as its table and ELF headers") {
+  // b.bundle's entries, then 4 MiB of noise (compressed to several zstd
+  // blocks), in a CCOB whose second half is then garbage: its table and
+  // gfx906's ELF header lie in the first blocks.
+  Blob noise(4u << 20);
+  std::uint64_t x = 7;
+  for (std::byte& b : noise) x ^= x << 13, x ^= x >> 7, x ^= x << 17, b = static_cast<std::byte>(x);
+  const Blob g906 = fixture("gfx906.co");
+  const std::vector<std::string> ids{"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx906",
+                                     "hip-amdgcn-amd-amdhsa--gfx90a"};
+  const std::vector<std::uint64_t> sizes{0, g906.size(), noise.size()};
+  const ot::formats::BinaryBundleLayout l = ot::formats::layout_binary_bundle(ids, sizes, 4096);
+  Blob plain(l.total_size);
+  std::copy(l.header.begin(), l.header.end(), plain.begin());
+  std::copy(g906.begin(), g906.end(), plain.begin() + static_cast<std::ptrdiff_t>(l.offsets[1]));
+  std::copy(noise.begin(), noise.end(), plain.begin() + static_cast<std::ptrdiff_t>(l.offsets[2]));
+  Blob c = ot::compress::make_ccob(plain, {}, "c");
+  std::fill(c.begin() + static_cast<std::ptrdiff_t>(c.size() / 2), c.end(), std::byte{0xa5});
+  struct Headers : Flatten {
+    bool wants_payloads() const override { return false; }
+  } v;
+  walk_bytes(c, "c.co", v);
+  REQUIRE(v.out.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(v.out[i].container == "c.co, compressed bundle at 0x0");
+    CHECK(v.out[i].e.id == ids[i]);
+    CHECK(v.out[i].e.size == sizes[i]);
+    CHECK(v.out[i].e.local_offset == l.offsets[i]);
+    CHECK(v.out[i].e.compressed);
+    CHECK(v.out[i].e.ccob_size == c.size());
+    CHECK(v.out[i].bytes.empty());
+  }
+  CHECK(v.out[1].e.processor == "gfx906");
+  CHECK_FALSE(v.out[2].e.processor);
+  // A visitor that reads payloads decodes it all, and meets the garbage.
+  std::string error;
+  try {
+    flat(c, "c.co");
+  } catch (const ot::Error& e) {
+    error = e.what();
+  }
+  CHECK(error.starts_with("c.co: cannot decompress the compressed bundle: "));
+  CHECK(error.ends_with(", at offset 0x0"));
+  // Without ELF headers (size): the table alone, the same entries.
+  struct Sizes : Flatten {
+    bool wants_payloads() const override { return false; }
+    bool wants_code_object_headers() const override { return false; }
+  } s;
+  walk_bytes(c, "c.co", s);
+  REQUIRE(s.out.size() == 3);
+  CHECK(s.out[2].e.size == sizes[2]);
+  CHECK_FALSE(s.out[1].e.processor);
 }
