@@ -18,6 +18,7 @@ class Targets : public contents::Visitor {
  public:
   std::vector<std::string> ids;
   bool wants_code_object_headers() const override { return false; }
+  bool wants_payloads() const override { return false; }
   void entry(const contents::Container&, const contents::Entry& e) override {
     try {
       compat::TargetSpec s = compat::parse_spec(e.bundle_id);
