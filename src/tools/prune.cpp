@@ -236,11 +236,19 @@ int prune_file(PruneOptions o, const cli::Invocation& inv) {
   return 0;
 }
 
+// The per-GPU file layouts (contents/per_gpu.h's table), in words for --help.
+std::string per_gpu_layouts_text() {
+  std::string out;
+  for (const contents::PerGpuLayout& l : contents::per_gpu_layouts())
+    out += fmt::format("{}{}: {}, {}", out.empty() ? "" : "; ", l.name, l.files, l.where);
+  return out;
+}
+
 }  // namespace
 
 cli::AppletBody define_prune(CLI::App& app) {
   auto o = std::make_shared<PruneOptions>();
-  app.description(
+  app.description(fmt::format(
       "Rewrite a file with only the device entries of the GPUs kept: a binary or text offload bundle, a compressed "
       "bundle (CCOB, compressed again with its method and version), concatenated offload binaries, NVIDIA fat "
       "binaries, an ELF or COFF relocatable object (the bundles of .hip_fatbin, the __CLANG_OFFLOAD_BUNDLE__ "
@@ -265,8 +273,12 @@ cli::AppletBody define_prune(CLI::App& app) {
       "targets are left out, and rpm packages, signed packages (without --strip-signature) and member names that "
       "leave the folder are refused. A directory (an install) is pruned file by file (-o OUTDIR: a new tree, renamed "
       "into place when complete; --in-place: each file atomically): unchanged files cloned by the kernel, symlinks "
-      "and hard links kept, modes and times kept, and bare code objects, cubins and PTX files of dropped targets "
-      "left out.");
+      "and hard links kept, modes and times kept. In directories and packages a standalone device-code file (a bare "
+      "code object, cubin, PTX file, bundle, compressed bundle, fatbin or offload-binary file) of which no device "
+      "entry stays is left out, and per-GPU files follow their GPU: {}. A per-GPU file of a kept target is copied, "
+      "of a dropped one left out; with --keep, one of a GPU no device code of the input is for stays as it is (the "
+      "report says why).",
+      per_gpu_layouts_text()));
   app.add_option("input", o->input, "the file, package or directory to prune")->required();
   auto* keep = app.add_option("--keep", o->keep, "keep only the entries these targets select (comma-separated or repeated)")
                    ->delimiter(',')
