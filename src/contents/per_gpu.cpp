@@ -136,12 +136,13 @@ std::optional<std::string> miopen_file(std::string_view base) {
 
 constexpr std::array kLayouts = {
     PerGpuLayout{"Tensile",
-                 "TensileLibrary_<...>_<gfx>.co|.hsaco|.dat, TensileLibrary_lazy_<gfx>.dat, TensileLibrary_<gfx>.dat, "
+                 "TensileLibrary_<...>_<gfx> with .co, .hsaco or .dat, TensileLibrary_lazy_<gfx>.dat, "
+                 "TensileLibrary_<gfx>.dat, "
                  "Kernels.so-<nnn>-<gfx>.hsaco, extop_<gfx>.co (rocBLAS, hipBLASLt, rocSOLVER)",
                  "in a folder holding per-GPU device code", tensile_file, true},
     PerGpuLayout{"MIOpen",
-                 "<gfx><cus>.kdb|.HIP.fdb.txt|.OpenCL.fdb.txt|.fdb.txt|.db|.db.txt|.cd.pdb.txt|.udb.txt "
-                 "(gfx90a68.kdb, gfx1030_36.kdb), <gfx>[_metadata].tn.model, <gfx>_*.ktn.model",
+                 "<gfx><cus> with .kdb, .HIP.fdb.txt, .OpenCL.fdb.txt, .fdb.txt, .db, .db.txt, .cd.pdb.txt or "
+                 ".udb.txt (gfx90a68.kdb, gfx1030_36.kdb), <gfx>[_metadata].tn.model, <gfx>_*.ktn.model",
                  "in a folder .../miopen/db", miopen_file, false, "miopen/db"},
 };
 

@@ -190,7 +190,7 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
     std::vector<std::size_t> order(kept.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::ranges::sort(order, [&](std::size_t a, std::size_t b) { return kept[a].offset < kept[b].offset; });
-    OutputFile out = OutputFile::scratch(file);
+    OutputFile out = OutputFile::scratch_beside(file);
     out.resize(layout.total_size);
     out.write_at(0, layout.header);
     std::uint64_t at = 0;  // in the decoded bundle

@@ -67,16 +67,28 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   buf_.reserve(kBufferSize);
 }
 
-OutputFile OutputFile::scratch(const std::string& near) {
+namespace {
+
+std::string temp_folder() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string dir = tmp && *tmp ? tmp : "/tmp";
-  if (!near.empty() && near != "-") {
-    auto slash = near.find_last_of('/');
-    std::string folder = slash == std::string::npos ? "." : near.substr(0, slash + 1);
-    // `near` may name no file: a package member ("pkg.deb(data.tar.xz)(./usr/lib/x.co)") is named by its chain.
-    struct stat st {};
-    if (::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) dir = std::move(folder);
-  }
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+std::string folder_of(const std::string& near) {
+  auto slash = near.find_last_of('/');
+  return slash == std::string::npos ? "." : near.substr(0, slash + 1);
+}
+
+}  // namespace
+
+OutputFile OutputFile::scratch_beside(const std::string& name) {
+  std::string folder = folder_of(name);
+  struct stat st {};
+  return scratch(::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? name : "");
+}
+
+OutputFile OutputFile::scratch(const std::string& near) {
+  const std::string dir = !near.empty() && near != "-" ? folder_of(near) : temp_folder();
   int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {  // file systems without O_TMPFILE: create and unlink at once
     std::string pattern = dir + "/.offloadtool-scratch.XXXXXX";

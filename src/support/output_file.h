@@ -48,9 +48,13 @@ class OutputFile {
  public:
   explicit OutputFile(std::string path);
   // An unlinked file in the folder of `near` (so that copy_file_range works
-  // within one file system), or in $TMPDIR (else /tmp) when `near` is "-",
-  // empty or in no folder that exists (a package member's chain).
+  // within one file system), or in $TMPDIR (else /tmp) when `near` is "-" or
+  // empty; a folder that cannot take one is an error naming it.
   static OutputFile scratch(const std::string& near);
+  // The same beside the file `name` names where its folder exists, else in
+  // $TMPDIR: `name` may be a display name that is no path (a package
+  // member's chain, "pkg.deb(data.tar.xz)(./usr/lib/x.co)").
+  static OutputFile scratch_beside(const std::string& name);
   OutputFile(OutputFile&&) noexcept;
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
