@@ -41,6 +41,34 @@ bool holds_device_code(const InputFile& in, const std::string& file) {
   return false;
 }
 
+// The report of a standalone AMD container (bundle, compressed bundle,
+// offload binaries) of which every entry stays, read from its tables alone
+// (a compressed bundle is not decoded further); nullopt when some entry goes
+// or the file holds NVIDIA fatbins (the CUDA driver's rules are per fatbin:
+// prune_file decides). Saves rewriting a file only to keep it as it is: a
+// compressed bundle would be decompressed and compressed again for nothing.
+std::optional<Report> all_stay(const InputFile& in, const Selection& selection, const std::string& file) {
+  class Entries : public contents::Visitor {
+   public:
+    Entries(const Selection& s, const std::string& file) : s_(s), file_(file) {}
+    std::vector<EntryReport> entries;
+    bool all = true;
+    void entry(const contents::Container&, const contents::Entry& e) override {
+      all = all && !e.fatbin && stays(s_, e.bundle_id, {file_, e.offset});
+      entries.push_back({e.id, e.uncompressed_size, true});
+    }
+    bool wants_code_object_headers() const override { return false; }
+    bool wants_payloads() const override { return false; }
+
+   private:
+    const Selection& s_;
+    const std::string& file_;
+  } v(selection, file);
+  contents::walk_input(in, v, {}, file);
+  if (!v.all || v.entries.empty()) return std::nullopt;
+  return Report{"", std::move(v.entries), in.size(), in.size()};
+}
+
 // Whether the bare device code `b` stays: an AMDGPU code object by its target
 // ID (as a bundle's entry), a cubin or PTX as a fatbin holding it alone.
 bool bare_stays(const Selection& selection, const compat::BareCode& b, const std::string& file) {
@@ -106,6 +134,12 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
   o.action = FileAction::Write;
   if (!contents::is_standalone_device_code(prefix)) {
     o.report = prune_file(in, selection, file, sink);
+    return o;
+  }
+  if (std::optional<Report> r = all_stay(in, selection, file)) {
+    o.action = FileAction::Copy;
+    o.report = std::move(*r);
+    o.report.container = container_kind(prefix);
     return o;
   }
   // A standalone file of dropped targets only goes, as a bare code object
