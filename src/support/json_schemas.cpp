@@ -278,7 +278,11 @@ constexpr F kSizeFields[] = {
     {"trees[].symlinks", "symbolic links met (not followed)"},
     {"trees[].hard_links", "later names of files counted under their first name"},
     {"trees[].special_files", "fifos, sockets and devices (skipped)"},
-    {"trees[].targets", "[row...] over the directory's files"},
+    {"trees[].targets",
+     "[row...] over the directory's files; each row also carries \"per_gpu_files\" and \"per_gpu_bytes\" (added "
+     "within major 1): the per-GPU files of its target (Tensile's indexes, MIOpen's databases: README \"Per-GPU "
+     "files\"), which hold no device code and count in no other member; a target with only such files has a row "
+     "of its own"},
     {"row: target", "the canonical target ID"},
     {"row: entries", "its entries"},
     {"row: file_bytes",
