@@ -87,6 +87,10 @@ struct Entry {
   std::string bundle_id;
   bool offload_binary = false;  // an OffloadBinary's entry: `id` is not a bundle entry ID
   std::string target;       // canonical (compat::parse_spec of bundle_id), or `id` when it does not parse
+  // Its vendor's triple: the bundle ID's ("amdgcn-amd-amdhsa", "nvptx64-nvidia-cuda", the host's
+  // "x86_64-unknown-linux-gnu"; empty fields at its end left out), nvptx64-nvidia-cuda for NVIDIA
+  // fatbin entries, for a bare code object its ELF machine's; "" when the ID does not parse.
+  std::string triple;
   // From the code object's ELF header: AMDGPU target ID ("gfx90a:xnack+"),
   // NVPTX "sm_70"; nullopt for anything else, an unknown processor included.
   std::optional<std::string> processor;
