@@ -73,6 +73,12 @@ constexpr std::string_view kNvptxTriple = "nvptx64-nvidia-cuda";
 
 }  // namespace
 
+const char* const kNoDeviceCode =
+    "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin or bundle section, in "
+    "any archive member)";
+
+void fail_no_device_code(const std::string& file) { fail(file, "{}", kNoDeviceCode); }
+
 bool may_hold_device_code(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
   if (starts("\x7f" "ELF") || starts("!<arch>\n") || starts(formats::kBundleMagic) ||

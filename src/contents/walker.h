@@ -173,6 +173,11 @@ class Visitor {
 // through (a package's members) or copied as it is (prune of a tree).
 bool may_hold_device_code(Bytes prefix);
 
+// "no device code found (...)": what every applet (list, size, unbundle
+// --extract-dir, compat) says of a file a walk finds no entry in.
+extern const char* const kNoDeviceCode;
+[[noreturn]] void fail_no_device_code(const std::string& file);
+
 // Walks `path` ("-": standard input), calling the visitor in file order.
 // `display` is the name errors and chains show (defaults to `path`).
 void walk_file(const std::string& path, Visitor& v, const Limits& limits = {}, const std::string& display = "");
