@@ -161,11 +161,19 @@ class Destination {
   bool created_ = false;
 };
 
+// A requested target: a bundle entry ID (`id`, standardised as LLVM works with
+// it) or a bare target ID (`spec` alone).
+struct Wanted {
+  compat::TargetSpec spec;
+  std::optional<BundleId> id;
+  std::string name;  // in errors: the standardised ID, or the target as given
+};
+
 // The walk's visitor: selects, names and writes each entry as it is visited.
 class Extractor : public contents::Visitor {
  public:
   // `taken`: the names given so far, shared by the files of a directory.
-  Extractor(const Config& config, const InputFile& in, const std::vector<BundleId>& requested, Staging& staging,
+  Extractor(const Config& config, const InputFile& in, const std::vector<Wanted>& requested, Staging& staging,
             std::string prefix, const contents::Limits& limits, std::set<std::string>& taken)
       : config_(config), in_(in), requested_(requested), found_(requested.size(), false), staging_(staging),
         prefix_(std::move(prefix)), limits_(limits), input_is_ar_(is_ar(in)), taken_(taken) {}
@@ -177,6 +185,7 @@ class Extractor : public contents::Visitor {
   }
 
   void entry(const contents::Container& c, const contents::Entry& e) override {
+    ++entries_;
     if (e.fatbin) {
       fatbin_entry(c, e);
       return;
@@ -184,12 +193,21 @@ class Extractor : public contents::Visitor {
     bool wanted = requested_.empty();
     // A bare AMDGPU code object is taken for HIP's (ROCm's Tensile libraries,
     // PyTorch's kernels): its ID is the target ID from its header alone.
-    const BundleId code_object(c.bare && e.kind.empty() ? "hipv4-amdgcn-amd-amdhsa--" + e.id : e.id, config_.id_rules);
-    for (std::size_t i = 0; i < requested_.size(); ++i)
-      if (c.bare && !e.kind.empty() ? requested_[i].target_id() == e.id
-                                    : target::is_code_object_compatible(code_object, requested_[i],
-                                                                         config_.hip_openmp_compatible))
-        wanted = found_[i] = true;
+    std::optional<BundleId> code_object;
+    for (std::size_t i = 0; i < requested_.size(); ++i) {
+      const Wanted& w = requested_[i];
+      bool hit = false;
+      if (!w.id) {
+        hit = of_target(w.spec, e.bundle_id);
+      } else if (c.bare && !e.kind.empty()) {
+        hit = w.id->target_id() == e.id;
+      } else {
+        if (!code_object)
+          code_object.emplace(c.bare ? "hipv4-amdgcn-amd-amdhsa--" + e.id : e.id, config_.id_rules);
+        hit = target::is_code_object_compatible(*code_object, *w.id, config_.hip_openmp_compatible);
+      }
+      if (hit) wanted = found_[i] = true;
+    }
     if (!wanted) return;
     const std::string member = c.innermost_member();
     // A bare device code file keeps its own name.
@@ -210,9 +228,26 @@ class Extractor : public contents::Visitor {
   }
 
   const std::vector<bool>& found() const { return found_; }
+  std::uint64_t entries() const { return entries_; }
   std::vector<ExtractedFile> take_written() { return std::move(written_); }
 
  private:
+  // Is the entry with bundle ID (or bare code object's target, or fatbin
+  // entry's target) `id` of the bare target `target`? An ID that does not
+  // parse is of none. Parsed once per ID.
+  bool of_target(const compat::TargetSpec& target, const std::string& id) {
+    auto it = specs_.find(id);
+    if (it == specs_.end()) {
+      std::optional<compat::TargetSpec> spec;
+      try {
+        spec = compat::parse_spec(id);
+      } catch (const Error&) {
+      }
+      it = specs_.emplace(id, std::move(spec)).first;
+    }
+    return it->second && compat::is_of_target(target, *it->second);
+  }
+
   // An NVIDIA fatbin's entry, named and written as CUDA 11.8's
   // `cuobjdump -all -xelf all -xptx all <file>` names and writes it
   // (tests/real/cuda_test.py compares the two):
@@ -238,11 +273,12 @@ class Extractor : public contents::Visitor {
   //    cuobjdump reads on into whatever follows it; we stop at its end.
   //  * PTX is written decompressed up to its first NUL byte (the NUL that ends
   //    its text in the fatbin, and anything after it, are left out).
-  // Selected by its target ("sm_80", "compute_80") in a requested ID.
+  // Selected by its target ("sm_80", "compute_80"), bare or in a requested ID.
   void fatbin_entry(const contents::Container& c, const contents::Entry& e) {
     bool wanted = requested_.empty();
     for (std::size_t i = 0; i < requested_.size(); ++i)
-      if (requested_[i].target_id() == e.id) wanted = found_[i] = true;
+      if (requested_[i].id ? requested_[i].id->target_id() == e.id : of_target(requested_[i].spec, e.id))
+        wanted = found_[i] = true;
     const formats::FatbinEntry& fe = *e.fatbin;
     const FatbinPlace place = fatbin_place(c);
     if (place.rank == 0 && place.nv_fatbin) nv_fatbin_seen_.insert(place.object);
@@ -410,8 +446,10 @@ class Extractor : public contents::Visitor {
 
   const Config& config_;
   const InputFile& in_;
-  const std::vector<BundleId>& requested_;
+  const std::vector<Wanted>& requested_;
   std::vector<bool> found_;
+  std::uint64_t entries_ = 0;  // seen, selected or not
+  std::map<std::string, std::optional<compat::TargetSpec>, std::less<>> specs_;  // of_target's
   Staging& staging_;
   std::string prefix_;
   const contents::Limits& limits_;  // the walk's, for fatbin_entry's second walk
@@ -427,7 +465,7 @@ class Extractor : public contents::Visitor {
 
 }  // namespace
 
-std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<BundleId>& targets,
+std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<compat::TargetSpec>& targets,
                                           const std::string& dir, const contents::Limits& limits) {
   const std::string& path = config.inputs[0];
   // A directory: each of its regular files as an input, in the tree's order
@@ -441,7 +479,15 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   } else {
     files.push_back(path);
   }
-  const auto [names, requested] = standardised(targets, config.id_rules);
+  std::vector<Wanted> requested;
+  for (const compat::TargetSpec& t : targets) {
+    Wanted w{t, std::nullopt, t.text};
+    if (t.bundle_id) {  // as LLVM works with it: standardised, parsed again
+      w.name = BundleId(t.text, config.id_rules).str();
+      w.id.emplace(w.name, config.id_rules);
+    }
+    requested.push_back(std::move(w));
+  }
   // Folder first, so that a bad folder fails before any work.
   Destination destination(dir);
   const std::string prefix = destination.prefix();
@@ -449,16 +495,22 @@ std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vecto
   std::set<std::string> taken;
   std::vector<bool> found(targets.size(), false);
   std::vector<ExtractedFile> written;
+  std::uint64_t entries = 0;
   for (const std::string& file : files) {
     auto in = tree ? InputFile::open(file) : open_first_input(config);
     Extractor x(config, *in, requested, staging, prefix, limits, taken);
     contents::walk_input(*in, x, limits, tree ? file : std::string());
     for (std::size_t i = 0; i < targets.size(); ++i) found[i] = found[i] || x.found()[i];
     for (ExtractedFile& f : x.take_written()) written.push_back(std::move(f));
+    entries += x.entries();
   }
+  if (entries == 0) contents::fail_no_device_code(path);
   for (std::size_t i = 0; i < targets.size(); ++i)
-    if (!found[i] && !config.allow_missing_bundles)
-      fail_llvm("no compatible code object found for the target '{}' in {}", names[i], path);
+    if (!found[i] && !config.allow_missing_bundles) {
+      if (requested[i].id)
+        fail_llvm("no compatible code object found for the target '{}' in {}", requested[i].name, path);
+      fail_llvm("no code object of the target '{}' found in {}", requested[i].name, path);
+    }
   staging.move_all();
   destination.keep();
   return written;

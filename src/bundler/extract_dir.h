@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bundler/offload_bundler.h"
+#include "compat/target_spec.h"
 #include "contents/walker.h"
-#include "target/bundle_id.h"
 
 namespace ot::contents {
 struct Container;
@@ -72,16 +72,22 @@ struct ExtractedFile {
 };
 
 // Writes the device code of `config.inputs[0]` (anything the walker reads) into
-// `dir` (created if missing): every entry compatible with one of `targets` (by
-// LLVM's rules, config.hip_openmp_compatible included), or every entry when
-// `targets` is empty, in file order. Names are device_member_name of
-// extract_base_name, made safe and unique as above; host entries of objects
-// (one zero byte) are the object without its bundle sections, as in device
-// archives. Fails when a target finds nothing unless
-// config.allow_missing_bundles, and on a bundle storing an ID twice. All files
-// are committed together: after an error nothing has been written. `limits`:
-// the walk's (contents::Limits: depth, members, bytes, xz threads).
-std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<target::BundleId>& targets,
+// `dir` (created if missing): every entry one of `targets` selects, or every
+// entry when `targets` is empty, in file order. A target selects
+//  - as a bundle entry ID: the entries compatible with it by LLVM's rules
+//    (config.hip_openmp_compatible included; an NVIDIA fatbin entry when the
+//    ID's target ID is its target);
+//  - as a bare target ID (gfx90a, gfx90a:xnack-, gfx9-generic, sm_80, sm_90a,
+//    compute_80): the entries of exactly that target, of any offload kind
+//    (compat::is_of_target: a feature left out matches any setting).
+// Names are device_member_name of extract_base_name, made safe and unique as
+// above; host entries of objects (one zero byte) are the object without its
+// bundle sections, as in device archives. Fails on an input (or a directory)
+// without any device code with contents::kNoDeviceCode, when a target finds
+// nothing unless config.allow_missing_bundles, and on a bundle storing an ID
+// twice. All files are committed together: after an error nothing has been
+// written. `limits`: the walk's (contents::Limits: depth, members, bytes, xz threads).
+std::vector<ExtractedFile> extract_to_dir(const Config& config, const std::vector<compat::TargetSpec>& targets,
                                           const std::string& dir, const contents::Limits& limits = {});
 
 }  // namespace ot::bundler

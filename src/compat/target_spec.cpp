@@ -441,6 +441,28 @@ TargetSpec parse_spec(std::string_view text) {
   return s;
 }
 
+std::vector<TargetSpec> parse_spec_list(const std::vector<std::string>& texts) {
+  std::vector<TargetSpec> out;
+  for (std::string_view list : texts)
+    for (std::size_t pos = 0;;) {
+      const std::size_t comma = list.find(',', pos);
+      const std::string_view item = list.substr(pos, comma == std::string_view::npos ? comma : comma - pos);
+      out.push_back(parse_spec(item));
+      if (comma == std::string_view::npos) break;
+      pos = comma + 1;
+    }
+  return out;
+}
+
+bool is_of_target(const TargetSpec& target, const TargetSpec& entry) {
+  if (target.family != entry.family || target.processor.empty() || target.processor != entry.processor) return false;
+  for (const auto& [name, on] : target.features) {
+    auto it = entry.features.find(name);
+    if (it == entry.features.end() || it->second != on) return false;
+  }
+  return true;
+}
+
 std::string offload_bundle_id(const formats::OffloadEntry& e) {
   return fmt::format("{}-{}-{}", formats::offload_kind_name(e.offload_kind), four_field(e.triple()), e.arch());
 }

@@ -44,6 +44,19 @@ struct TargetSpec {
 // the processor does not support, duplicates.
 TargetSpec parse_spec(std::string_view text);
 
+// Targets as every native applet takes them (unbundle --extract-dir --target,
+// prune --keep/--drop): each of `texts` a comma-separated list of specs
+// ("gfx90a,sm_80"), each read by parse_spec, whose errors name the target
+// (an empty item is "empty target").
+std::vector<TargetSpec> parse_spec_list(const std::vector<std::string>& texts);
+
+// Is `entry` (a code object's spec) of exactly the bare target `target`? Both
+// name the same processor of the same vendor (a generic target only code built
+// for it), and every feature `target` gives has that setting in `entry`; a
+// feature `target` leaves out matches any setting. Kinds are not compared.
+// unbundle --extract-dir's rule for bare targets.
+bool is_of_target(const TargetSpec& target, const TargetSpec& entry);
+
 // An OffloadBinary entry as a bundle entry ID, what parse_spec reads:
 // "<kind>-<4-field triple>-<arch>" ("openmp-amdgcn-amd-amdhsa--gfx90a:xnack-").
 // Not its stored ID (formats::OffloadEntry::id, "<kind>-<triple>-<arch>"):

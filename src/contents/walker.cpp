@@ -47,17 +47,37 @@ constexpr std::uint64_t kReleaseStep = 8 << 20;
 
 bool duplicate_id(const Error& e) { return e.message().starts_with(kDup); }
 
-// The canonical target of a bundle ID, nullopt when it does not parse (the
-// entry's target is then its ID as stored).
-std::optional<std::string> canonical_target(const std::string& bundle_id) {
+// What an entry's bundle ID says, once parsed: its canonical target (nullopt
+// when it does not parse: the entry's target is then its ID as stored) and
+// its triple, without the empty fields LLVM's 4-field form ends in
+// ("amdgcn-amd-amdhsa" of "hipv4-amdgcn-amd-amdhsa--gfx906"; "" when it does
+// not parse).
+struct Parsed {
+  std::optional<std::string> target;
+  std::string triple;
+};
+
+Parsed parse_bundle_id(const std::string& bundle_id) {
   try {
-    return compat::parse_spec(bundle_id).canonical();
+    const compat::TargetSpec s = compat::parse_spec(bundle_id);
+    std::string triple = s.triple;
+    while (triple.ends_with('-')) triple.pop_back();
+    return {s.canonical(), std::move(triple)};
   } catch (const Error&) {
-    return std::nullopt;
+    return {};
   }
 }
 
+constexpr std::string_view kAmdgpuTriple = "amdgcn-amd-amdhsa";
+constexpr std::string_view kNvptxTriple = "nvptx64-nvidia-cuda";
+
 }  // namespace
+
+const char* const kNoDeviceCode =
+    "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin or bundle section, in "
+    "any archive member)";
+
+void fail_no_device_code(const std::string& file) { fail(file, "{}", kNoDeviceCode); }
 
 bool may_hold_device_code(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
@@ -198,6 +218,7 @@ class Walker {
     e.id = b.id;
     e.bundle_id = b.id;
     e.target.assign(b.known ? canonical(e.bundle_id, e.id) : std::string_view(e.id));
+    e.triple = b.kind == compat::BareCode::Kind::AmdgpuCodeObject ? kAmdgpuTriple : kNvptxTriple;
     e.kind = b.kind == compat::BareCode::Kind::Cubin ? "cubin" : b.kind == compat::BareCode::Kind::Ptx ? "ptx" : "";
     e.processor.reset();
     e.code_object.clear();
@@ -405,12 +426,16 @@ class Walker {
     }
   }
 
-  // canonical_target, once per ID a walk meets: a ROCm library repeats its
+  // parse_bundle_id, once per ID a walk meets: a ROCm library repeats its
   // few IDs in every bundle.
+  const Parsed& parsed(const std::string& bundle_id) {
+    auto it = parsed_.find(std::string_view(bundle_id));  // no copy of the key to look it up
+    if (it == parsed_.end()) it = parsed_.emplace(bundle_id, parse_bundle_id(bundle_id)).first;
+    return it->second;
+  }
   std::string_view canonical(const std::string& bundle_id, std::string_view id) {
-    auto it = canonical_.find(std::string_view(bundle_id));  // no copy of the key to look it up
-    if (it == canonical_.end()) it = canonical_.emplace(bundle_id, canonical_target(bundle_id)).first;
-    return it->second ? std::string_view(*it->second) : id;
+    const Parsed& p = parsed(bundle_id);
+    return p.target ? std::string_view(*p.target) : id;
   }
 
   // `size` bytes at `local`: `payload`, empty where they are in no memory
@@ -429,6 +454,7 @@ class Walker {
     else
       e.bundle_id.assign(id);
     e.target.assign(canonical(e.bundle_id, id));
+    e.triple.assign(parsed(e.bundle_id).triple);
     e.id.assign(id);
     // The code object's ELF header, copied with pread where the payload lies
     // in a file: touching the mapping instead maps in fault-around's 64 KiB
@@ -696,6 +722,7 @@ class Walker {
         e.id = fe.target();
         e.bundle_id = e.id;
         e.target.assign(canonical(e.bundle_id, e.id));
+        e.triple.assign(kNvptxTriple);
         e.kind = fe.kind_name();
         if (fe.kind == formats::kFatbinKindElf || fe.kind == formats::kFatbinKindPtx)
           e.processor = e.id;
@@ -719,7 +746,7 @@ class Walker {
   std::string file_;
   Visitor& v_;
   bool headers_;  // v_.wants_code_object_headers()
-  std::map<std::string, std::optional<std::string>, std::less<>> canonical_;
+  std::map<std::string, Parsed, std::less<>> parsed_;
   Entry entry_;  // emit's
   std::array<std::byte, kSniffSize> head_{};  // node's
   const Limits& limits_;

@@ -87,6 +87,10 @@ struct Entry {
   std::string bundle_id;
   bool offload_binary = false;  // an OffloadBinary's entry: `id` is not a bundle entry ID
   std::string target;       // canonical (compat::parse_spec of bundle_id), or `id` when it does not parse
+  // Its vendor's triple: the bundle ID's ("amdgcn-amd-amdhsa", "nvptx64-nvidia-cuda", the host's
+  // "x86_64-unknown-linux-gnu"; empty fields at its end left out), nvptx64-nvidia-cuda for NVIDIA
+  // fatbin entries, for a bare code object its ELF machine's; "" when the ID does not parse.
+  std::string triple;
   // From the code object's ELF header: AMDGPU target ID ("gfx90a:xnack+"),
   // NVPTX "sm_70"; nullopt for anything else, an unknown processor included.
   std::optional<std::string> processor;
@@ -168,6 +172,11 @@ class Visitor {
 // bundle's marker, a bare code object, cubin or PTX. What does not is read
 // through (a package's members) or copied as it is (prune of a tree).
 bool may_hold_device_code(Bytes prefix);
+
+// "no device code found (...)": what every applet (list, size, unbundle
+// --extract-dir, compat) says of a file a walk finds no entry in.
+extern const char* const kNoDeviceCode;
+[[noreturn]] void fail_no_device_code(const std::string& file);
 
 // Walks `path` ("-": standard input), calling the visitor in file order.
 // `display` is the name errors and chains show (defaults to `path`).

@@ -151,6 +151,11 @@ constexpr F kListFields[] = {
     {"entries[].index", "the entry's index in its container"},
     {"entries[].id", "the entry ID as stored"},
     {"entries[].target", "its canonical target; the ID as stored when it does not parse"},
+    {"entries[].triple",
+     "its vendor's triple: the bundle entry ID's (\"amdgcn-amd-amdhsa\", \"nvptx64-nvidia-cuda\", the host's; empty "
+     "fields at its end left out); \"nvptx64-nvidia-cuda\" for an NVIDIA fatbin entry; for a bare code object its "
+     "ELF machine's (AMDGPU: \"amdgcn-amd-amdhsa\"; cubin, PTX: \"nvptx64-nvidia-cuda\"); null when the ID does not "
+     "parse"},
     {"entries[].processor", "the processor the code object's header names; null when it names none"},
     {"entries[].offset",
      "where the entry's bytes lie in the file; null where they do not lie there contiguous and uncompressed "
@@ -323,7 +328,8 @@ constexpr SchemaDoc kSchemas[] = {
      "also goes to standard error, and the exit status is 1.",
      kBytesEscaped,
      "offloadtool-list/1 put \"files\" first and left out every entry of a file that failed. \"kind\" and "
-     "\"uncompressed_size\" were added within major 2, and so was \"skipped\" (directories as inputs)."},
+     "\"uncompressed_size\" were added within major 2, and so were \"skipped\" (directories as inputs) and "
+     "\"triple\"."},
     {Schema::PackageList, "offloadtool-package-list/2", "package", "offloadtool package list --json FILE",
      "the images of the offload binaries of a file", kPackageListFields,
      "Offsets count in the input file, except in a \"bitcode global\" container, where bitcode stores the "

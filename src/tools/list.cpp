@@ -171,6 +171,11 @@ class Listing : public contents::Visitor {
     json::append_str(out_, e.id);
     add(", \"target\": ");
     json::append_str(out_, e.target);
+    add(", \"triple\": ");
+    if (e.triple.empty())
+      add("null");
+    else
+      json::append_str(out_, e.triple);
     add(", \"processor\": ");
     if (e.processor)
       json::append_str(out_, *e.processor);

@@ -44,10 +44,9 @@ contents::Limits with_progress(contents::Limits limits, Progress& progress);
 // counts instead of support/human_size.h's binary units. JSON is always exact.
 // `when` starts the help text: "with --info: ".
 void add_bytes_flag(CLI::App& app, SizeStyle& sizes, std::string_view when = {});
-// The error of list and size for a file the walk found nothing in.
-// "no device code found (...)": what list, size, unbundle and compat say of a file without any.
-extern const char* const kNoDeviceCode;
-[[noreturn]] void fail_no_device_code(const std::string& file);
+// The error of every applet for a file the walk found nothing in (contents/walker.h).
+using contents::fail_no_device_code;
+using contents::kNoDeviceCode;
 // A directory's item that is not walked (contents/tree.h: a symbolic link, a
 // later hard link, a fifo...), as the applets report it: the text after
 // "<path>: " ("symbolic link to <target>, not followed", "hard link to

@@ -7,6 +7,7 @@
 
 #include "bundler/archive_unbundle.h"
 #include "bundler/extract_dir.h"
+#include "compat/target_spec.h"
 #include "support/mapped_file.h"
 #include "support/printable.h"
 #include "tools/native_bundler_options.h"
@@ -37,8 +38,19 @@ With --extract-dir, the input may be a directory: each of its regular files is
 read as an input, in byte order of the paths (symbolic links not followed, a
 file with several hard links once), all into DIR with one set of names.
 
-With --extract-dir DIR, every --target is a bare bundle ID (none: every entry)
-and each selected code object becomes one file in DIR (created if missing),
+With --extract-dir DIR, every --target is a target, or several separated by
+commas (--target gfx90a,sm_80); none: every entry. A target is
+  - a bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+): it selects the
+    entries compatible with it by LLVM's rules, as without --extract-dir;
+  - a bare target: an AMD target ID (gfx1100, gfx90a:xnack-), a generic
+    target (gfx9-generic) or an NVIDIA target (sm_80, sm_90a, compute_80). It
+    selects exactly the entries of that target, of any offload kind: a feature
+    left out means any setting (gfx90a selects gfx90a, gfx90a:xnack+ and
+    gfx90a:xnack-; gfx90a:xnack- only gfx90a:xnack-), a generic target only
+    code built for it, sm_80 the sm_80 cubins, compute_80 the compute_80 PTX.
+(The target syntax of prune and compat; README: "Targets".) An input without
+any device code is an error, as in 'offloadtool list'.
+Each selected code object becomes one file in DIR (created if missing),
 named as it would be in a device archive after the innermost archive or
 package member holding it; for an entry lying in the input itself (a bundle,
 a library's .hip_fatbin) the input's own file name stands for the member name
@@ -48,8 +60,7 @@ is read (--type is not used). Compressed bundles are written decompressed.
 Host objects lose their bundle sections. NVIDIA fatbin entries are named as
 cuobjdump -xelf/-xptx names them, <file stem>.<n>.sm_80.cubin and
 <file stem>.<n>.sm_80.ptx (cubins and PTX counted apart), written decompressed,
-PTX without its terminating NUL; a --target selects them by the target it
-names (sm_80, compute_80).
+PTX without its terminating NUL.
   - Names never leave DIR: '/', '\', NUL and control characters become '_',
     empty names become '_', '.' and '..' become '_.' and '_..'.
   - Duplicate names never overwrite each other: the second "x.bc" is written as
@@ -93,20 +104,17 @@ int unbundle(const UnbundleOptions& o, const cli::Invocation& inv) {
     c.check_input_archive = o.check_archive;
   }
   if (!o.extract_dir.empty()) {
-    for (const std::string& p : o.pairs) {
+    for (const std::string& p : o.pairs)
       if (p.find('=') != std::string::npos)
-        fail("", "'{}': with --extract-dir, --target takes a bundle ID without '=<file>' (see '{} --help')", p,
+        fail("", "'{}': with --extract-dir, --target takes a target without '=<file>' (see '{} --help')", p,
              inv.prog);
-      c.targets.push_back(p);
-    }
-    auto targets = bundler::check_targets(c, true);
+    const std::vector<compat::TargetSpec> targets = compat::parse_spec_list(o.pairs);
     if (o.check_archive) bundler::check_input_archive(c);
     std::vector<bundler::ExtractedFile> written;
     {
       Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(o.input)));
       written = bundler::extract_to_dir(c, targets, o.extract_dir, with_progress(o.limits, progress));
     }
-    if (tree && written.empty() && c.targets.empty()) fail_no_device_code(o.input);
     for (const bundler::ExtractedFile& f : written)
       if (o.verbose)
         print(fmt::format("{}\t{}\t{}\n", printable(f.path), printable(f.member), printable(f.bundle_id)));
@@ -134,7 +142,8 @@ cli::AppletBody define_unbundle(CLI::App& app) {
                  "bundle or archive to read (with --extract-dir: any container 'list' reads; '-' for standard input)")
       ->required();
   app.add_option("-t,--target", o->pairs,
-                 "<bundle id>=<output file> (repeat); with --extract-dir: <bundle id> selecting what to extract");
+                 "<bundle id>=<output file> (repeat); with --extract-dir: targets (bundle IDs, gfx1100, sm_80, ...; "
+                 "comma-separated or repeated) selecting what to extract");
   app.add_option("--extract-dir", o->extract_dir, "write the selected device code objects as files into this folder");
   app.add_option("--type", o->type, "file type (default: detected from the content; 'a' for archives)");
   app.add_flag("--allow-missing", o->allow_missing,

@@ -30,12 +30,6 @@ contents::Limits with_progress(contents::Limits limits, Progress& progress) {
   return limits;
 }
 
-const char* const kNoDeviceCode =
-    "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin or bundle section, in "
-    "any archive member)";
-
-void fail_no_device_code(const std::string& file) { fail(file, "{}", kNoDeviceCode); }
-
 std::string skipped_text(const contents::TreeItem& item, const std::string& root) {
   switch (item.kind) {
     case contents::TreeKind::Symlink: return fmt::format("symbolic link to {}, not followed", item.link);

@@ -80,6 +80,17 @@ def unbundled(d, name, ids):
     return dict({i: harness.read(os.path.join(d, 'u%d' % n)) for n, i in enumerate(ids)}, **{h: b'' for h in host})
 
 
+def id_triple(bundle_id):
+    """The triple of a bundle entry ID "<kind>-<arch>-<vendor>-<os>-<env>-<target id>", empty fields at its end
+    left out ("amdgcn-amd-amdhsa" of "hipv4-amdgcn-amd-amdhsa--gfx906")."""
+    return '-'.join(bundle_id.split('-')[1:5]).rstrip('-')
+
+
+def elf_triple(data):
+    """The vendor triple of a bare code object by its ELF machine (EM_AMDGPU 224, EM_CUDA 190)."""
+    return {224: 'amdgcn-amd-amdhsa', 190: 'nvptx64-nvidia-cuda'}[int.from_bytes(data[18:20], 'little')]
+
+
 def list_json(c, *names):
     rc, out, err = c.run('--json', *names)
     try:
@@ -121,6 +132,11 @@ def plain_cases(root, d, built):
         ref = unbundled(c.dir, name, ids)
         check('%s: the bytes at offset/size are what clang-offload-bundler-19 -unbundle extracts' % name,
               all(data[e['offset']:e['offset'] + e['size']] == ref[e['id']] for e in got), name)
+        listed = harness.run([LLVM_BUNDLER, '-type=bc', '-list', '-input=fb.bin'], cwd=c.dir, text=True,
+                             check=True).stdout.split()
+        check('%s: "triple": the triple of the ID LLVM\'s bundler lists' % name,
+              sorted((e['id'], e['triple']) for e in got) == sorted((i, id_triple(i)) for i in listed) and
+              [e['triple'] for e in got][1:] == ['amdgcn-amd-amdhsa'] * 2, (listed, got))
         check('%s: processors from the code object headers' % name,
               [e['processor'] for e in got] == [None, 'gfx906', 'gfx90a:xnack+'], got)
         check('%s: canonical targets' % name, [e['target'] for e in got][1:] ==
@@ -225,8 +241,19 @@ def offload_binary_cases(root):
     check('list --json: an offload binary entry whose arch turns xnack off', rc == 0 and err == '' and len(got) == 1
           and got[0]['id'] == 'openmp-amdgcn-amd-amdhsa-gfx90a:xnack-'
           and got[0]['target'] == 'openmp-amdgcn-amd-amdhsa--gfx90a:xnack-' and got[0]['processor'] == 'gfx90a:xnack-'
-          and got[0]['path'] == ['dev.bin', 'offload binary at 0x0'] and got[0]['size'] == len(c.read('x.co')),
-          (rc, j, err))
+          and got[0]['path'] == ['dev.bin', 'offload binary at 0x0'] and got[0]['size'] == len(c.read('x.co'))
+          and got[0]['triple'] == 'amdgcn-amd-amdhsa', (rc, j, err))
+    # "triple" of bare code objects (by the ELF machine) and of NVIDIA fatbin entries.
+    nv = os.path.join(harness.DATA, 'nvidia')
+    bare = {'x.co': c.read('x.co'), 'k.sm_80.cubin': harness.read(os.path.join(nv, 'inputs', 'k.sm_80.cubin')),
+            'zstd.fatbin': harness.read(os.path.join(nv, 'zstd.fatbin'))}
+    b = Case(root, 'list', bare)
+    rc, j, err = list_json(b, 'x.co', 'k.sm_80.cubin', 'zstd.fatbin')
+    got = [(e['file'], e['triple']) for e in (j['entries'] if j else [])]
+    check('list --json: "triple" of bare code objects by their ELF machine, nvptx64-nvidia-cuda for fatbin entries',
+          rc == 0 and got == [('x.co', elf_triple(bare['x.co'])), ('k.sm_80.cubin', elf_triple(bare['k.sm_80.cubin'])),
+                              ('zstd.fatbin', 'nvptx64-nvidia-cuda'), ('zstd.fatbin', 'nvptx64-nvidia-cuda')],
+          (rc, got, err))
     c = Case(root, 'size', {'dev.bin': c.read('dev.bin')})
     rc, out, err = c.run('--json', 'dev.bin')
     rows = json.loads(out).get('targets', []) if rc == 0 else []

@@ -170,7 +170,7 @@ TEST_CASE("extract_to_dir: a target selects compatible entries; nothing is writt
   c.inputs = {input};
   c.type = "a";
   const std::string out = t.path + "/out";
-  auto files = extract_to_dir(c, {target::BundleId("hip-amdgcn-amd-amdhsa--gfx906:xnack-")}, out);
+  auto files = extract_to_dir(c, {compat::parse_spec("hip-amdgcn-amd-amdhsa--gfx906:xnack-")}, out);
   REQUIRE(files.size() == 1);
   CHECK(list_dir(out) == std::set<std::string>{"m-hip-amdgcn-amd-amdhsa--gfx906m.bc"});
 
@@ -178,7 +178,7 @@ TEST_CASE("extract_to_dir: a target selects compatible entries; nothing is writt
   c.targets = {"hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx1030"};
   std::string message;
   try {
-    extract_to_dir(c, {target::BundleId(c.targets[0]), target::BundleId(c.targets[1])}, out2);
+    extract_to_dir(c, compat::parse_spec_list(c.targets), out2);
   } catch (const LlvmError& e) {
     message = e.what();
   }
@@ -211,7 +211,7 @@ TEST_CASE("extract_to_dir: the same ID in several bundles of one file is numbere
   Config c;
   c.inputs = {t.file("lib.fatbin", blob)};
   const std::string out = t.path + "/out";
-  auto files = extract_to_dir(c, {target::BundleId("hip-amdgcn-amd-amdhsa--gfx906")}, out);
+  auto files = extract_to_dir(c, {compat::parse_spec("hip-amdgcn-amd-amdhsa--gfx906")}, out);
   REQUIRE(files.size() == 2);
   CHECK(files[0].member.empty());
   CHECK(read_all(out + "/lib-hip-amdgcn-amd-amdhsa--gfx906lib.bc") == "first");

@@ -289,3 +289,33 @@ TEST_CASE("offload_bundle_id: an OffloadBinary entry with the triple in 4 fields
   CHECK(ot::compat::offload_bundle_id(entry(K{3}, "x86_64-unknown-linux-gnu", "")) == "hip-x86_64-unknown-linux-gnu-");
   CHECK(ot::compat::offload_bundle_id(entry(K{4}, "x86_64-unknown-linux-gnu", "")) == "hip-x86_64-unknown-linux-gnu-");
 }
+
+TEST_CASE("parse_spec_list: comma-separated lists, every form, the parser's errors") {
+  auto specs = ot::compat::parse_spec_list({"gfx90a,sm_80", "hip-amdgcn-amd-amdhsa--gfx1100", "gfx9-generic,compute_80"});
+  REQUIRE(specs.size() == 5);
+  CHECK(specs[0].processor == "gfx90a");
+  CHECK(specs[1].family == ot::compat::Family::Nvptx);
+  CHECK(specs[2].bundle_id);
+  CHECK(specs[3].is_generic());
+  CHECK(specs[4].processor == "compute_80");
+  CHECK_THROWS_WITH_AS(ot::compat::parse_spec_list({"gfx90a,,sm_80"}), "empty target", ot::Error);
+  CHECK_THROWS_WITH_AS(ot::compat::parse_spec_list({"gfx90a,gfx9000"}),
+                       doctest::Contains("'gfx9000': unknown processor 'gfx9000'"), ot::Error);
+}
+
+TEST_CASE("is_of_target: exactly that target; a feature left out is any setting") {
+  auto of = [](std::string_view t, std::string_view e) { return ot::compat::is_of_target(parse_spec(t), parse_spec(e)); };
+  CHECK(of("gfx90a", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
+  CHECK(of("gfx90a", "openmp-amdgcn-amd-amdhsa--gfx90a"));
+  CHECK(of("gfx90a:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"));
+  CHECK_FALSE(of("gfx90a:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx90a"));
+  CHECK_FALSE(of("gfx90a:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"));
+  CHECK_FALSE(of("gfx9-generic", "hipv4-amdgcn-amd-amdhsa--gfx90a"));
+  CHECK_FALSE(of("gfx90a", "hipv4-amdgcn-amd-amdhsa--gfx9-generic"));
+  CHECK(of("fiji", "gfx803"));
+  CHECK(of("sm_80", "sm_80"));
+  CHECK_FALSE(of("sm_80", "sm_86"));
+  CHECK_FALSE(of("sm_90", "sm_90a"));
+  CHECK_FALSE(of("sm_80", "compute_80"));
+  CHECK_FALSE(of("gfx90a", "host-x86_64-unknown-linux-gnu"));
+}
