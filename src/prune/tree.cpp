@@ -309,7 +309,7 @@ class TreePruner {
 }  // namespace
 
 TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir) {
-  return TreePruner(root, selection, mode).run(out_dir);
+  return TreePruner(root, selection, mode).run(folder_path(out_dir));
 }
 
 }  // namespace ot::prune
