@@ -594,7 +594,9 @@ TreeReport prune_package(const InputFile& in, const Selection& selection, const 
     case PackageKind::Wheel: r = prune_wheel(in, selection, file, sink, options); break;
     case PackageKind::None: fail(file, "not a package (.deb, tarball, wheel)");
   }
-  // As for a single file: a package left without any device code it had is an error unless allowed.
+  // As for a directory: a package without device code is an error unless allowed; as for a single file:
+  // one left without any device code it had.
+  check_found(selection, r, file);
   Report all{r.container, {}, r.size_before, r.size_after};
   for (const FileReport& f : r.files)
     for (const EntryReport& e : f.report.entries) all.entries.push_back(e);

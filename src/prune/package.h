@@ -51,8 +51,8 @@ struct PackageOptions {
 // Prunes the package `in` (`file` names it in errors and the report) and hands
 // the new package to `sink` in order. Errors name the member
 // ("pkg.deb(data.tar.xz)(./usr/lib/libk.so)"); so do the report's paths. A
-// package left without any of the device code it had is an error unless the
-// selection allows empty results.
+// package without device code, or left without any of the device code it had,
+// is an error unless the selection allows empty results (as for a directory).
 TreeReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
                             const compress::Sink& sink, const PackageOptions& options = {});
 
