@@ -19,14 +19,14 @@ using Slots = std::array<std::atomic<const char*>, kSlots>;
 Slots g_temps{};
 Slots g_temp_dirs{};
 
-void add(Slots& slots, const char* path) {
+void take_slot(Slots& slots, const char* path) {
   for (auto& slot : slots) {
     const char* expected = nullptr;
     if (slot.compare_exchange_strong(expected, path)) return;
   }
 }
 
-void remove(Slots& slots, const char* path) {
+void free_slot(Slots& slots, const char* path) {
   for (auto& slot : slots) {
     const char* expected = path;
     if (slot.compare_exchange_strong(expected, nullptr)) return;
@@ -44,7 +44,8 @@ void remove_tree(int at, const char* name, int depth) {
   ::fchmod(fd, S_IRWXU);
   alignas(dirent64) char buf[4096];
   // Entries removed while the folder is read may shift: read it again from
-  // the start until a pass finds nothing (or removes nothing it found).
+  // the start until a pass finds nothing (4 passes at most: what cannot be
+  // removed stays, and so does the folder).
   for (int pass = 0; pass < 4; ++pass) {
     ::lseek(fd, 0, SEEK_SET);
     bool found = false;
@@ -85,9 +86,9 @@ void install() {
   std::signal(SIGPIPE, SIG_IGN);  // a closed stdout becomes an EPIPE write error instead
 }
 
-void register_temp(const char* path) { add(g_temps, path); }
-void unregister_temp(const char* path) { remove(g_temps, path); }
-void register_temp_dir(const char* path) { add(g_temp_dirs, path); }
-void unregister_temp_dir(const char* path) { remove(g_temp_dirs, path); }
+void register_temp(const char* path) { take_slot(g_temps, path); }
+void unregister_temp(const char* path) { free_slot(g_temps, path); }
+void register_temp_dir(const char* path) { take_slot(g_temp_dirs, path); }
+void unregister_temp_dir(const char* path) { free_slot(g_temp_dirs, path); }
 
 }  // namespace ot::signals
