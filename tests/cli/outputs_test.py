@@ -239,7 +239,7 @@ def zstd_of(data):
     return run([ZSTD, '-q', '-19', '-c'], stdin=data, check=True).stdout
 
 
-def bomb_tar(compress, after=b''):
+def bomb_tar(compress, after=b'', chunks=CHUNKS):
     """A tar of a bundle, CHUNK * CHUNKS zeros and (when given) a file `after`,
     as concatenated compressed streams: (bytes, the compressed size of the
     zeros' streams)."""
@@ -247,11 +247,11 @@ def bomb_tar(compress, after=b''):
         info = tarfile.TarInfo(name)
         info.size = size
         return info.tobuf(format=tarfile.GNU_FORMAT)
-    head = member('lib/k.bundle', len(BUNDLE)) + BUNDLE + bytes(-len(BUNDLE) % 512) + member('zeros.bin', CHUNK * CHUNKS)
+    head = member('lib/k.bundle', len(BUNDLE)) + BUNDLE + bytes(-len(BUNDLE) % 512) + member('zeros.bin', CHUNK * chunks)
     chunk = compress(bytes(CHUNK))
     tail = member('after.bin', len(after)) + after + bytes(-len(after) % 512) if after else b''
     tail = compress(tail + bytes(10240))  # the end-of-archive blocks, padded to a record
-    return compress(head) + chunk * CHUNKS + tail, len(chunk) * CHUNKS
+    return compress(head) + chunk * chunks + tail, len(chunk) * chunks
 
 
 def ar(members):
@@ -308,6 +308,20 @@ def bomb_cases(root):
     got = refused(c, 'bomb.tar.zst', ['--max-inflate-ratio', str(ratio // 2)])
     check('prune --max-inflate-ratio %d bomb.tar.zst: refused at that bound' % (ratio // 2),
           got and got[1] == ratio // 2 and got[2] > got[1] * got[3], got)
+    # Declaring 512 GiB, refused at 1 GiB (a bound between what the header's
+    # size and what 1 GiB read show): it stops there. The archive being written
+    # was padded to the member's declared size on the way out (511 GiB more
+    # through zstd: minutes) before the writer was marked failed.
+    big, big_zeros = bomb_tar(zstd_of, after=random.Random(1).randbytes(8 << 20), chunks=32768)
+    c.put('big.tar.zst', big)
+    c.before.add('big.tar.zst')
+    bound = (CHUNK * 32768 // len(big) + CHUNK * 32768 // big_zeros) // 2
+    t = time.time()
+    r = run([OT, 'prune', '--keep', 'gfx90a', 'big.tar.zst', '-o', 'OUT', '--max-inflate-ratio', str(bound)], cwd=c.dir,
+            text=True, timeout=60)
+    check('prune big.tar.zst (512 GiB declared): refused at 1 GiB and stops there (%.1f s)' % (time.time() - t),
+          r.returncode == 1 and (': inflates to more than %d:1 past 1 GiB (0x4' % bound) in r.stderr and
+          c.new_files() == [], (r.returncode, r.stderr, bound))
     rc, out, err = c.run('--keep', 'gfx90a', 'bomb.tar.zst', '-o', 'OUT', '--max-inflate-ratio', str(ratio * 2))
     listed = run(['tar', '--zstd', '-tvf', 'OUT'], cwd=c.dir, text=True) if rc == 0 else None
     check('prune --max-inflate-ratio %d bomb.tar.zst: written, the zeros kept' % (ratio * 2),
