@@ -21,6 +21,7 @@
 #include "support/mapped_file.h"
 #include "support/md5.h"
 #include "support/output_file.h"
+#include "support/signals.h"
 #include "target/target_id.h"
 
 namespace ot::bundler {
@@ -102,16 +103,19 @@ namespace {
 // Extracted files are committed one by one (an archive may hold more files
 // than a process may keep open) into a hidden staging folder inside the
 // destination, and moved into place only when everything succeeded; on failure
-// the staging folder is removed, so the destination is left as it was.
+// the staging folder is removed, so the destination is left as it was (on a
+// signal too: support/signals.h).
 class Staging {
  public:
   explicit Staging(const std::string& prefix) : prefix_(prefix) {
     dir_ = fmt::format("{}.offloadtool-extract-{}", prefix, ::getpid());
     if (::mkdir(dir_.c_str(), 0700) != 0) throw Error({}, open_error_text(dir_, errno));
+    signals::register_temp_dir(dir_.c_str());
   }
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
   ~Staging() {
+    signals::unregister_temp_dir(dir_.c_str());
     for (const std::string& n : names_) ::unlink(path(n).c_str());
     ::rmdir(dir_.c_str());
   }

@@ -1,5 +1,8 @@
 #include "packager/packager.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <memory>
 #include <variant>
 
@@ -15,9 +18,8 @@ namespace {
 // InputFile and OutputFile report "'<path>': <strerror>"; LLVM 19's packager
 // prints only the strerror part for its inputs and outputs.
 [[noreturn]] void rethrow_io(const Error& e, const std::string& path, Diagnostics d) {
-  const std::string prefix = fmt::format("'{}': ", path);
-  if (d == Diagnostics::Llvm19 && e.file().empty() && e.message().starts_with(prefix))
-    throw LlvmError(e.message().substr(prefix.size()));
+  if (std::string reason = open_error_reason(e, path); d == Diagnostics::Llvm19 && !reason.empty())
+    throw LlvmError(reason);
   throw e;
 }
 
@@ -30,6 +32,11 @@ std::shared_ptr<InputFile> open_input(const std::string& path, Diagnostics d) {
 }
 
 OutputFile open_output(const std::string& path, Diagnostics d) {
+  // LLVM writes through a temporary file inside the folder a name ending with
+  // '/' names: where that folder is missing, that fails first (ENOENT).
+  struct stat st {};
+  if (d == Diagnostics::Llvm19 && path.ends_with('/') && ::stat(path.c_str(), &st) != 0)
+    throw LlvmError(errno_text(errno));
   try {
     return OutputFile(path);
   } catch (const Error& e) {

@@ -27,6 +27,7 @@ constexpr std::size_t kSniffSize = compat::kBareCodeSniff;  // the prefix may_ho
 constexpr std::size_t kBlock = 256u << 10;       // the copy buffer
 constexpr std::uint64_t kSmallMember = 64u << 20;  // RECORD, md5sums, control: read whole
 constexpr std::uint64_t kReleaseStep = 4u << 20;   // input pages let go of every few MiB
+constexpr std::uint64_t kBombFloor = 1u << 30;     // a member inflating past this is checked (package.h)
 
 bool starts(Bytes p, std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; }
 
@@ -107,6 +108,43 @@ void copy_mapped(const InputFile& f, archive::StreamWriter& w, Digests* d) {
   f.release(0, all.size());
 }
 
+// The current member's data, as StreamReader::read gives it, refused as a
+// decompression bomb once past kBombFloor bytes it has inflated to more than
+// `max_ratio` times the compressed bytes read for it (0: no bound). Checked
+// at every block, so a bomb stops at about 1 GiB, not at its end; and at once
+// where the size its header declares is past the floor and more than
+// `max_ratio` times all of the `archive` bytes (compressed), which its data
+// cannot come from without passing the bound.
+class MemberData {
+ public:
+  MemberData(archive::StreamReader& r, const std::string& member, std::uint64_t max_ratio,
+             std::optional<std::uint64_t> declared, std::uint64_t archive)
+      : r_(r), member_(member), max_ratio_(max_ratio), start_(r.consumed()) {
+    if (max_ratio_ && declared && *declared > kBombFloor && *declared / max_ratio_ > archive)
+      refuse("would inflate", *declared, fmt::format("at most 0x{:x}", archive));
+  }
+
+  std::size_t read(std::span<std::byte> buf) {
+    const std::size_t k = r_.read(buf);
+    inflated_ += k;
+    if (max_ratio_ && inflated_ > kBombFloor) {
+      const std::uint64_t compressed = r_.consumed() - start_;
+      if (inflated_ / max_ratio_ > compressed) refuse("inflates", inflated_, fmt::format("0x{:x}", compressed));
+    }
+    return k;
+  }
+
+ private:
+  [[noreturn]] void refuse(std::string_view verb, std::uint64_t inflated, const std::string& compressed) const {
+    fail(member_, "{} to more than {}:1 past 1 GiB (0x{:x} bytes from {} compressed): refused as a decompression "
+         "bomb (--max-inflate-ratio raises the bound)", verb, max_ratio_, inflated, compressed);
+  }
+
+  archive::StreamReader& r_;
+  const std::string& member_;
+  std::uint64_t max_ratio_, start_, inflated_ = 0;
+};
+
 // Per-GPU files follow their GPU (per_gpu_rule.h): the rule learns every
 // member first, in a pass of its own over the archive (a member is streamed
 // once, and whether a per-GPU file's GPU has device code may only show in a
@@ -118,17 +156,18 @@ PerGpuRule learn_members(Bytes data, const std::string& errname, const PackageOp
   std::vector<std::byte> buf(kBlock);
   while (auto h = r.next()) {
     if (!h->regular) continue;
+    const std::string member = fmt::format("{}({})", errname, h->name);
+    MemberData member_data(r, member, options.max_ratio, h->size, data.size());  // bombs stop here too
     std::size_t got = 0;
     while (got < kSniffSize) {
-      const std::size_t k = r.read(std::span(buf).subspan(got, kSniffSize - got));
+      const std::size_t k = member_data.read(std::span(buf).subspan(got, kSniffSize - got));
       if (k == 0) break;
       got += k;
     }
     if (!contents::may_hold_device_code(Bytes(buf.data(), got))) continue;
-    const std::string member = fmt::format("{}({})", errname, h->name);
     OutputFile spool = OutputFile::scratch("");
     spool.write(Bytes(buf.data(), got));
-    while (std::size_t k = r.read(buf)) spool.write(Bytes(buf.data(), k));
+    while (std::size_t k = member_data.read(buf)) spool.write(Bytes(buf.data(), k));
     rule.learn(plain_name(h->name), *spool.map(member), member);
   }
   return rule;
@@ -174,6 +213,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
   while (auto h = r.next()) {
     release_read(0);
     const std::string member = fmt::format("{}({})", errname, h->name);
+    MemberData member_data(r, member, options.max_ratio, h->size, data.size());
     if (first) {
       first = false;
       const std::optional<archive::Compression> c = r.compression();
@@ -201,19 +241,19 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     }
     const std::string plain(plain_name(h->name));
     if (hooks.left_out(plain)) {
-      while (r.read(buf) != 0) {
+      while (member_data.read(buf) != 0) {
       }
       continue;
     }
     const bool stored = r.format_name().find("uncompressed") != std::string::npos;  // a zip member's method
     if (!h->regular) {
       w->header(r.entry(), 0, stored);
-      while (std::size_t k = r.read(buf)) w->data(Bytes(buf.data(), k));
+      while (std::size_t k = member_data.read(buf)) w->data(Bytes(buf.data(), k));
       continue;
     }
     if (hooks.replaced(plain)) {
       std::string text;
-      while (std::size_t k = r.read(buf)) {
+      while (std::size_t k = member_data.read(buf)) {
         if (text.size() + k > kSmallMember) fail(member, "larger than 0x{:x} bytes: not rewritten", kSmallMember);
         text.append(reinterpret_cast<const char*>(buf.data()), k);
       }
@@ -230,7 +270,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     // The first bytes decide: streamed through, or spooled and pruned.
     std::size_t got = 0;
     while (got < kSniffSize) {
-      const std::size_t k = r.read(std::span(buf).subspan(got, kSniffSize - got));
+      const std::size_t k = member_data.read(std::span(buf).subspan(got, kSniffSize - got));
       if (k == 0) break;
       got += k;
     }
@@ -247,7 +287,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
                                 std::move(per_gpu_outcome->per_gpu)});
         if (report.files.back().action == FileAction::Remove) {
           if (hooks.hash_originals) original.update(prefix);
-          while (std::size_t k = r.read(buf)) {
+          while (std::size_t k = member_data.read(buf)) {
             release_read(kReleaseStep);
             if (hooks.hash_originals) original.update(Bytes(buf.data(), k));
           }
@@ -261,7 +301,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
         w->data(prefix);
         std::uint64_t total = got;
         if (hooks.hash_originals) original.update(prefix);
-        while (std::size_t k = r.read(buf)) {
+        while (std::size_t k = member_data.read(buf)) {
           release_read(kReleaseStep);
           w->data(Bytes(buf.data(), k));
           if (hooks.hash_originals) original.update(Bytes(buf.data(), k));
@@ -275,7 +315,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     spool.write(prefix);
     if (hooks.hash_originals) original.update(prefix);
     std::vector<std::byte> more(kBlock);
-    while (std::size_t k = r.read(more)) {
+    while (std::size_t k = member_data.read(more)) {
       release_read(kReleaseStep);
       spool.write(Bytes(more.data(), k));
       if (hooks.hash_originals) original.update(Bytes(more.data(), k));
@@ -650,7 +690,9 @@ TreeReport prune_package(const InputFile& in, const Selection& selection, const 
     case PackageKind::Wheel: r = prune_wheel(in, selection, file, sink, options); break;
     case PackageKind::None: fail(file, "not a package (.deb, tarball, wheel)");
   }
-  // As for a single file: a package left without any device code it had is an error unless allowed.
+  // As for a directory: a package without device code is an error unless allowed; as for a single file:
+  // one left without any device code it had.
+  check_found(selection, r, file);
   Report all{r.container, {}, r.size_before, r.size_after};
   for (const FileReport& f : r.files)
     for (const EntryReport& e : f.report.entries) all.entries.push_back(e);

@@ -20,7 +20,8 @@
 // committed: rpm packages (their header signs and digests the payload), a
 // signed wheel (RECORD.jws, RECORD.p7s) or .deb (_gpg* members) unless
 // `strip_signatures` (--strip-signature), member names that leave the extraction folder
-// ("../x", "/x"), a RECORD that does not match its members.
+// ("../x", "/x"), a RECORD that does not match its members, a member that
+// inflates past 1 GiB at more than `max_ratio`:1 (PackageOptions).
 //
 // Installed-Size: dpkg-gencontrol counts ceil(size / 1024) for each regular
 // file and symlink and 1 for anything else, over the package's tree; the
@@ -46,13 +47,20 @@ PackageKind package_kind(Bytes data);
 struct PackageOptions {
   bool strip_signatures = false;  // leave signatures out (and say so) instead of refusing
   unsigned xz_threads = 2;        // liblzma's threaded encoder (the output does not depend on it)
+  // Decompression bombs: a member that, past 1 GiB, has inflated to more than
+  // this many times the compressed bytes read for it is refused (as soon as
+  // it does; at once where its declared size is past 1 GiB and this many
+  // times the whole compressed archive); 0: no bound. Deflate's ceiling is
+  // 1032:1, so a gzip'd member of zeros at gzip's default level (1028:1) is
+  // refused; bzip2, xz and zstd reach far past it.
+  std::uint64_t max_ratio = 1000;
 };
 
 // Prunes the package `in` (`file` names it in errors and the report) and hands
 // the new package to `sink` in order. Errors name the member
 // ("pkg.deb(data.tar.xz)(./usr/lib/libk.so)"); so do the report's paths. A
-// package left without any of the device code it had is an error unless the
-// selection allows empty results.
+// package without device code, or left without any of the device code it had,
+// is an error unless the selection allows empty results (as for a directory).
 TreeReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
                             const compress::Sink& sink, const PackageOptions& options = {});
 

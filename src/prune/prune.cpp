@@ -35,6 +35,14 @@ void check_not_empty(const Selection& selection, const Report& r, const std::str
                        r);
 }
 
+void check_found(const Selection& selection, const TreeReport& r, const std::string& file) {
+  if (selection.allow_empty) return;
+  for (const FileReport& f : r.files)
+    if (!f.per_gpu && (!f.report.entries.empty() || f.action != FileAction::Copy)) return;  // per-GPU files hold none
+  fail(file, "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin, bare code "
+       "object or bundle section in any of its files)");
+}
+
 namespace {
 
 // The bundle alignment the bundler used for `entries`: the largest power of

@@ -187,6 +187,10 @@ class NothingStays : public Error {
 // Throws NothingStays (naming `file`) when `r` has device entries and none
 // stays, unless the selection allows that.
 void check_not_empty(const Selection& selection, const Report& r, const std::string& file);
+// Fails (naming `file`, a directory or package) when none of its files holds
+// device code, unless the selection allows empty results: called before
+// anything is renamed into place or changed.
+void check_found(const Selection& selection, const TreeReport& r, const std::string& file);
 
 // What the container filling `data` is, as Report::container names it, or ""
 // when prune_container does not know it.

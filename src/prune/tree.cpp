@@ -21,6 +21,7 @@
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "support/signals.h"
 #include "support/unique_fd.h"
 
 namespace ot::prune {
@@ -67,10 +68,11 @@ void clone_file(const std::string& from, const std::string& to, const struct sta
   set_times(to, st, false);
 }
 
-// The output folder being built, removed unless it was renamed into place.
+// The output folder being built, removed unless it was renamed into place:
+// by the destructor, and on a signal by the handler (support/signals.h).
 class Staging {
  public:
-  explicit Staging(std::string dir) : dir_(std::move(dir)) {}
+  explicit Staging(std::string dir) : dir_(std::move(dir)) { signals::register_temp_dir(dir_.c_str()); }
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
   ~Staging() {
@@ -84,9 +86,13 @@ class Staging {
         std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
                                      std::filesystem::perm_options::add, ec);
     std::filesystem::remove_all(dir_, ec);
+    signals::unregister_temp_dir(dir_.c_str());
   }
   const std::string& dir() const { return dir_; }
-  void release() { dir_.clear(); }
+  void release() {
+    signals::unregister_temp_dir(dir_.c_str());
+    dir_.clear();
+  }
 
  private:
   std::string dir_;
@@ -140,11 +146,9 @@ class TreePruner {
       for (const contents::TreeItem& item : items)
         if (item.kind != contents::TreeKind::File && item.kind != contents::TreeKind::Directory)
           note(report, item, item.kind == contents::TreeKind::HardLink && actions[item.link] == FileAction::Remove);
+      check_found(selection_, report, root_);
       if (mode_ == TreeMode::InPlace) in_place(items, actions);
     }
-    if (report.files.empty() && !selection_.allow_empty)
-      fail(root_, "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin, bare "
-           "code object or bundle section in any of its files)");
     return report;
   }
 
@@ -265,6 +269,7 @@ class TreePruner {
       if (::chmod(to.c_str(), (*it)->st.st_mode & 07777) != 0) fail(to, "{}", errno_text(errno));
       set_times(to, (*it)->st, false);
     }
+    check_found(selection_, report, root_);  // before the rename: a failure leaves nothing
     if (::renameat2(AT_FDCWD, staging.dir().c_str(), AT_FDCWD, out_dir.c_str(), RENAME_NOREPLACE) != 0)
       fail(out_dir, "cannot rename {} to it: {}", staging.dir(), errno_text(errno));
     staging.release();
@@ -328,7 +333,7 @@ class TreePruner {
 }  // namespace
 
 TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir) {
-  return TreePruner(root, selection, mode).run(out_dir);
+  return TreePruner(root, selection, mode).run(folder_path(out_dir));
 }
 
 }  // namespace ot::prune

@@ -3,9 +3,9 @@
 //
 //   Copy (-o OUTDIR)   a new tree, built in a hidden folder beside OUTDIR and
 //                      renamed to it (RENAME_NOREPLACE) only when complete:
-//                      a failure leaves nothing, and the input is only read
-//                      (a signal leaves the hidden folder: its files' temps
-//                      are removed by the handler, a folder tree cannot be)
+//                      a failure leaves nothing (a tree without device code
+//                      fails before the rename), and the input is only read;
+//                      on a signal the handler removes the hidden folder
 //   InPlace            every file checked first (a dry pass: a hostile file
 //                      fails before anything changed), then each changed file
 //                      replaced through a temporary file and a rename, as a

@@ -13,6 +13,11 @@ std::string open_error_text(const std::string& path, int errno_value) {
   return fmt::format("'{}': {}", path, errno_text(errno_value));
 }
 
+std::string open_error_reason(const Error& e, const std::string& path) {
+  const std::string prefix = fmt::format("'{}': ", path);
+  return e.file().empty() && e.message().starts_with(prefix) ? e.message().substr(prefix.size()) : std::string();
+}
+
 namespace {
 
 [[noreturn]] void throw_open(const std::string& path, int e) { throw Error({}, open_error_text(path, e)); }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/bytes.h"
+#include "support/error.h"
 
 namespace ot {
 
@@ -67,5 +68,9 @@ void release_pages(const std::byte* base, std::uint64_t size, std::uint64_t off,
 // Thrown by InputFile::open: the message is "'<path>': <strerror>", which is
 // also exactly LLVM's text.
 std::string open_error_text(const std::string& path, int errno_value);
+// The <strerror> of such an error about `path` (InputFile's, OutputFile's),
+// which LLVM's packager and llvm-offload-wrapper print alone; empty for any
+// other error.
+std::string open_error_reason(const Error& e, const std::string& path);
 
 }  // namespace ot

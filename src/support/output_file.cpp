@@ -43,6 +43,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     owns_fd_ = false;
     return;
   }
+  if (path_.ends_with('/')) fail_io(EISDIR);  // a folder's name (output_file.h: folder_path)
   struct stat st{};
   if (::stat(path_.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail_io(EISDIR);
@@ -350,6 +351,11 @@ void OutputFile::commit() {
 void OutputFile::commit_all(std::vector<OutputFile>& outs) {
   for (auto& o : outs) o.finish();
   for (auto& o : outs) o.rename_into_place();
+}
+
+std::string folder_path(std::string path) {
+  while (path.size() > 1 && path.ends_with('/')) path.pop_back();
+  return path;
 }
 
 void write_file_atomic(const std::string& path, Bytes data) {

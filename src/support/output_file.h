@@ -130,4 +130,11 @@ class OutputFile {
 // Write a small whole file atomically.
 void write_file_atomic(const std::string& path, Bytes data);
 
+// Output paths as people type them (tab completion ends a folder's name with
+// '/'). A folder's path is taken without its trailing slashes ("out/" is the
+// folder "out"; "/" stays). A file's path ending with '/' can only name a
+// folder: OutputFile refuses it as open(2) and LLVM 19's tools do
+// ("'out/': Is a directory"), whether or not that folder exists.
+std::string folder_path(std::string path);
+
 }  // namespace ot

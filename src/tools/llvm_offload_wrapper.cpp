@@ -14,6 +14,7 @@
 #include "cli/llvm_cl.h"
 #include "cli/llvm_tools.h"
 #include "cli/run.h"
+#include "support/mapped_file.h"
 #include "support/output_file.h"
 #include "tools/tools.h"
 #include "wrap/wrap.h"
@@ -56,7 +57,15 @@ int run_llvm_offload_wrapper(const cli::Invocation& inv) {
     if (output.ends_with(".bc") || output.ends_with(".ll"))
       cli::print_raw(fmt::format("{}: note: {} holds a host object file, not LLVM {}: link it as it is\n", inv.argv0,
                                  output, output.ends_with(".bc") ? "bitcode" : "IR"));
-    OutputFile out(output == "-" ? "./-" : output);
+    const std::string path = output == "-" ? "./-" : output;
+    OutputFile out = [&] {
+      try {
+        return OutputFile(path);
+      } catch (const Error& e) {  // LLVM 22 prints the strerror alone ("Is a directory")
+        if (std::string reason = open_error_reason(e, path); !reason.empty()) throw LlvmError(reason);
+        throw;
+      }
+    }();
     bytes.write_to(out);
     out.commit();
     return 0;

@@ -38,6 +38,7 @@ struct PruneOptions {
        strip_signature = false;
   SizeStyle sizes = SizeStyle::Human;  // --dry-run's text
   std::string sysfs = "/sys", xnack;
+  std::uint64_t max_inflate_ratio = prune::PackageOptions{}.max_ratio;
   Progress::Mode progress = Progress::Mode::Auto;
 };
 
@@ -180,6 +181,7 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
 int prune_package(const PruneOptions& o, const prune::Selection& selection, const InputFile& in) {
   prune::PackageOptions po;
   po.strip_signatures = o.strip_signature;
+  po.max_ratio = o.max_inflate_ratio;
   // Up to 4 threads: each of liblzma's holds ~120 MB (at -6), and a package's prune keeps memory bounded.
   po.xz_threads = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
   prune::TreeReport report;
@@ -308,6 +310,10 @@ cli::AppletBody define_prune(CLI::App& app) {
   app.add_flag("--strip-signature,--strip-signatures", o->strip_signature,
                "remove the signatures pruning invalidates (refused otherwise): a PE image's Authenticode signature, "
                "a wheel's RECORD.jws or RECORD.p7s, a .deb's _gpg members (the report says so)");
+  app.add_option("--max-inflate-ratio", o->max_inflate_ratio,
+                 "a package's member that inflates past 1 GiB at more than this many times its compressed bytes is "
+                 "refused as a decompression bomb, as soon as it does (default 1000; 0: no bound)")
+      ->type_name("RATIO");
   add_progress_option(app, o->progress);
   return [o](const cli::Invocation& inv) { return prune_file(*o, inv); };
 }

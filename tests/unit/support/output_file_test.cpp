@@ -113,6 +113,28 @@ TEST_CASE("an output has the mode creat() would give it, and a folder is refused
   CHECK(d.names() == std::set<std::string>{"dir", "f"});
 }
 
+TEST_CASE("a file's path ending with '/' is refused as LLVM refuses it, whether or not the folder exists") {
+  Folder d;
+  fs::create_directory(d / "dir");
+  put(d / "file", "x");
+  for (const std::string name : {"dir/", "missing/", "file/", "dir//"}) {
+    const std::string expected = fmt::format("'{}': Is a directory", d / name);
+    CHECK_THROWS_WITH_AS(OutputFile(d / name), expected.c_str(), Error);
+  }
+  CHECK(d.names() == std::set<std::string>{"dir", "file"});
+  CHECK(fs::is_empty(d / "dir"));
+}
+
+TEST_CASE("folder_path: a folder's name without its trailing slashes") {
+  CHECK(folder_path("out/") == "out");
+  CHECK(folder_path("out//") == "out");
+  CHECK(folder_path("a/b/") == "a/b");
+  CHECK(folder_path("out") == "out");
+  CHECK(folder_path("/") == "/");
+  CHECK(folder_path("//") == "/");
+  CHECK(folder_path("") == "");
+}
+
 TEST_CASE("write_gather: many pieces (more than one writev takes), empty ones, between buffered writes") {
   Folder f;
   const std::string path = f / "g.bin";
