@@ -15,7 +15,8 @@ against its tarball (the same folder's offloadtool-<version>-<arch>-linux.tar.xz
   gives the tarball binary's bytes, the LLVM names (clang++-19 -B <venv>/bin
   compiles HIP through them into LLVM 19's object), the man pages and
   completions under <venv>/share (sdk_tarball_test's checks), and
-  `pip uninstall -y offloadtool` leaving the venv's files as they were.
+  `pip uninstall -y offloadtool` leaving the venv's files as they were (pip
+  leaves empty the folders it made above the leaves, such as share/man/).
 
 Usage: wheel_test.py WHEEL...   Prints "N passed, M failed"; exit 1 on failure.
 """
