@@ -86,13 +86,16 @@ StreamWriter::StreamWriter(const WriteSpec& spec, std::function<void(Bytes)> sin
 }
 
 StreamWriter::~StreamWriter() {
-  // An archive given up on (an error elsewhere): no close, nothing more to the
-  // sink. Marked failed first: free() would otherwise close it, padding the
-  // member being written to its declared size through the compressor (a bomb
-  // refused at 1 GiB of a declared 8 GiB: 7 GiB more deflated for nothing).
+  // An archive given up on (an error elsewhere): nothing more to the sink.
+  // Marked failed first, so that closing it does not finish the member being
+  // written (padding it to its declared size through the compressor: a bomb
+  // refused at 1 GiB of a declared 8 GiB deflated 7 GiB more for nothing);
+  // then closed, which in that state only ends the archive and the filters
+  // (their compressors' memory: free() alone does not release it).
   if (a_) {
     sink_ = [](Bytes) {};
     archive_write_fail(a_);
+    archive_write_close(a_);
     archive_write_free(a_);
   }
 }
