@@ -145,6 +145,17 @@ class MemberData {
   std::uint64_t max_ratio_, start_, inflated_ = 0;
 };
 
+// The current member's first bytes, up to kSniffSize of them, into `buf`.
+Bytes read_head(MemberData& data, std::span<std::byte> buf) {
+  std::size_t got = 0;
+  while (got < kSniffSize) {
+    const std::size_t k = data.read(buf.subspan(got, kSniffSize - got));
+    if (k == 0) break;
+    got += k;
+  }
+  return Bytes(buf.data(), got);
+}
+
 // Per-GPU files follow their GPU (per_gpu_rule.h): the rule learns every
 // member first, in a pass of its own over the archive (a member is streamed
 // once, and whether a per-GPU file's GPU has device code may only show in a
@@ -158,15 +169,10 @@ PerGpuRule learn_members(Bytes data, const std::string& errname, const PackageOp
     if (!h->regular) continue;
     const std::string member = fmt::format("{}({})", errname, h->name);
     MemberData member_data(r, member, options.max_ratio, h->size, data.size());  // bombs stop here too
-    std::size_t got = 0;
-    while (got < kSniffSize) {
-      const std::size_t k = member_data.read(std::span(buf).subspan(got, kSniffSize - got));
-      if (k == 0) break;
-      got += k;
-    }
-    if (!contents::may_hold_device_code(Bytes(buf.data(), got))) continue;
+    const Bytes prefix = read_head(member_data, buf);
+    if (!contents::may_hold_device_code(prefix)) continue;
     OutputFile spool = OutputFile::scratch("");
-    spool.write(Bytes(buf.data(), got));
+    spool.write(prefix);
     while (std::size_t k = member_data.read(buf)) spool.write(Bytes(buf.data(), k));
     rule.learn(plain_name(h->name), *spool.map(member), member);
   }
@@ -268,13 +274,8 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
       continue;
     }
     // The first bytes decide: streamed through, or spooled and pruned.
-    std::size_t got = 0;
-    while (got < kSniffSize) {
-      const std::size_t k = member_data.read(std::span(buf).subspan(got, kSniffSize - got));
-      if (k == 0) break;
-      got += k;
-    }
-    const Bytes prefix(buf.data(), got);
+    const Bytes prefix = read_head(member_data, buf);
+    const std::size_t got = prefix.size();
     Sha256 original;
     if (!contents::may_hold_device_code(prefix)) {
       // The header needs the size: a member without one (a zip's streamed

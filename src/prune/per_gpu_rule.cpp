@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 #include "compat/code_object.h"
 #include "contents/walker.h"
@@ -33,12 +32,7 @@ class Targets : public contents::Visitor {
 
 void PerGpuRule::learn(std::string_view path, const InputFile& in, const std::string& display) {
   std::array<std::byte, compat::kBareCodeSniff> head{};
-  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(in.size(), head.size()));
-  if (in.fd() >= 0)
-    in.read_at(0, head.data(), n);
-  else
-    std::memcpy(head.data(), in.bytes().data(), n);
-  const Bytes prefix(head.data(), n);
+  const Bytes prefix = in.head(head);
   if (!contents::may_hold_device_code(prefix)) return;
   if (contents::is_standalone_device_code(prefix)) files_.add_device_code_file(path);
   Targets t;

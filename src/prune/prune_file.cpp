@@ -1,6 +1,5 @@
 // prune_file: which pruner a file goes to (prune.h, kinds.h).
 #include <array>
-#include <cstring>
 #include <map>
 
 #include "archive/ar_reader.h"
@@ -41,21 +40,25 @@ bool holds_device_code(const InputFile& in, const std::string& file) {
   return false;
 }
 
-// The report of a standalone AMD container (bundle, compressed bundle,
-// offload binaries) of which every entry stays, read from its tables alone
-// (a compressed bundle is not decoded further); nullopt when some entry goes
-// or the file holds NVIDIA fatbins (the CUDA driver's rules are per fatbin:
-// prune_file decides). Saves rewriting a file only to keep it as it is: a
-// compressed bundle would be decompressed and compressed again for nothing.
-std::optional<Report> all_stay(const InputFile& in, const Selection& selection, const std::string& file) {
+// The entries of a standalone container (bundle, compressed bundle, offload
+// binaries, fatbins), read from its tables alone (a compressed bundle is not
+// decoded further), and whether every one stays: then nothing need be
+// rewritten (a compressed bundle would be decompressed and compressed again
+// for nothing). Not where it holds NVIDIA fatbins: the CUDA driver's rules are
+// per fatbin, and prune_file decides.
+struct Standalone {
+  std::vector<EntryReport> entries;  // each marked kept
+  bool all_stay = true;
+};
+
+Standalone standalone_entries(const InputFile& in, const Selection& selection, const std::string& file) {
   class Entries : public contents::Visitor {
    public:
     Entries(const Selection& s, const std::string& file) : s_(s), file_(file) {}
-    std::vector<EntryReport> entries;
-    bool all = true;
+    Standalone found;
     void entry(const contents::Container&, const contents::Entry& e) override {
-      all = all && !e.fatbin && stays(s_, e.bundle_id, {file_, e.offset});
-      entries.push_back({e.id, e.uncompressed_size, true});
+      found.all_stay = found.all_stay && !e.fatbin && stays(s_, e.bundle_id, {file_, e.offset});
+      found.entries.push_back({e.id, e.uncompressed_size, true});
     }
     bool wants_code_object_headers() const override { return false; }
     bool wants_payloads() const override { return false; }
@@ -65,8 +68,7 @@ std::optional<Report> all_stay(const InputFile& in, const Selection& selection, 
     const std::string& file_;
   } v(selection, file);
   contents::walk_input(in, v, {}, file);
-  if (!v.all || v.entries.empty()) return std::nullopt;
-  return Report{"", std::move(v.entries), in.size(), in.size()};
+  return std::move(v.found);
 }
 
 // Whether the bare device code `b` stays: an AMDGPU code object by its target
@@ -91,12 +93,7 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
                             const compress::Sink& sink, const PerGpuRule* rule, std::string_view path) {
   std::array<std::byte, compat::kBareCodeSniff> head{};
   const std::uint64_t size = in.size();
-  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, head.size()));
-  if (in.fd() >= 0)
-    in.read_at(0, head.data(), n);
-  else
-    std::memcpy(head.data(), in.bytes().data(), n);
-  const Bytes prefix(head.data(), n);
+  const Bytes prefix = in.head(head);
   FileOutcome o;
   o.report.size_before = o.report.size_after = size;
   // A file without device code: a per-GPU file follows its GPU, any other is copied.
@@ -130,18 +127,20 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
     }
     return o;
   }
-  if (!holds_device_code(in, file)) return without_code();
-  o.action = FileAction::Write;
   if (!contents::is_standalone_device_code(prefix)) {
+    if (!holds_device_code(in, file)) return without_code();
+    o.action = FileAction::Write;
     o.report = prune_file(in, selection, file, sink);
     return o;
   }
-  if (std::optional<Report> r = all_stay(in, selection, file)) {
-    o.action = FileAction::Copy;
-    o.report = std::move(*r);
-    o.report.container = container_kind(prefix);
+  // One walk of its tables says whether it holds device code and whether all of it stays.
+  Standalone s = standalone_entries(in, selection, file);
+  if (s.entries.empty()) return without_code();
+  if (s.all_stay) {
+    o.report = Report{container_kind(prefix), std::move(s.entries), size, size};
     return o;
   }
+  o.action = FileAction::Write;
   // A standalone file of dropped targets only goes, as a bare code object
   // does (nothing reached the sink: every check comes before the first byte).
   try {

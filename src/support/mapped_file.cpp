@@ -110,6 +110,12 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+Bytes InputFile::head(std::span<std::byte> to) const {
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size_, to.size()));
+  read_at(0, to.data(), n);
+  return Bytes(to.data(), n);
+}
+
 void InputFile::read_at(std::uint64_t off, std::byte* to, std::uint64_t len) const {
   if (range_exceeds(off, len, size_))
     fail_at({path_, off}, "0x{:x} bytes to read extend past the end of the file", len);

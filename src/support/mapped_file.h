@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ class InputFile {
   // Copy [off, off+len) to `to` with pread (a file's descriptor; from memory
   // otherwise), not through the mapping: it maps no page in.
   void read_at(std::uint64_t off, std::byte* to, std::uint64_t len) const;
+  // The file's first min(size(), to.size()) bytes, copied into `to` as
+  // read_at copies them (a sniff of its kind maps no page in).
+  Bytes head(std::span<std::byte> to) const;
 
   // Tell the kernel the mapped pages in [off, off+len) are no longer needed,
   // so streaming a large input keeps the resident set flat.

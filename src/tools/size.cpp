@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cmath>
 #include <iterator>
@@ -36,6 +37,7 @@
 #include "contents/tree.h"
 #include "contents/walker.h"
 #include "support/json.h"
+#include "support/mapped_file.h"
 #include "support/json_schemas.h"
 #include "support/printable.h"
 #include "tools/tools.h"
@@ -198,14 +200,6 @@ struct Tree {
   Table t;
 };
 
-// A file's first bytes, as many as telling its kind takes.
-std::vector<std::byte> read_prefix(const std::string& path) {
-  std::shared_ptr<InputFile> in = InputFile::open(path);
-  std::vector<std::byte> head(static_cast<std::size_t>(std::min<std::uint64_t>(in->size(), compat::kBareCodeSniff)));
-  in->read_at(0, head.data(), head.size());
-  return head;
-}
-
 void merge(Table& into, const Table& from) {
   for (const auto& [k, r] : from) {
     Row& x = into[k];
@@ -281,7 +275,9 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
           if (std::optional<Table> t = walk(item.path, false)) {
             ++tree.device_files;
             merge(tree.t, *t);
-            if (contents::is_standalone_device_code(read_prefix(item.path))) per_gpu.add_device_code_file(item.relative);
+            std::array<std::byte, compat::kBareCodeSniff> head{};
+            if (contents::is_standalone_device_code(InputFile::open(item.path)->head(head)))
+              per_gpu.add_device_code_file(item.relative);
           } else if (o.per_file) {
             without_code.push_back(&item);
           }
