@@ -4,7 +4,7 @@
 #include <chrono>
 #include <optional>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "formats/bundle_sequence.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
@@ -57,12 +57,12 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
   };
   try {
     if (h.uncompressed_size <= kInMemoryLimit) {
-      plain = compress::decompress(h.method, payload, h.uncompressed_size);
+      plain = codec::decompress(h.method, payload, h.uncompressed_size);
       hash(plain);
     } else {
       // A large bundle is decompressed into an unlinked file beside the outputs
       // and mapped: memory stays flat, payloads still leave by copy_file_range.
-      spilled = compress::decompress_to_file(h.method, payload, h.uncompressed_size,
+      spilled = codec::decompress_to_file(h.method, payload, h.uncompressed_size,
                                              config.outputs.empty() ? "" : config.outputs[0], display, hash,
                                              [&](std::uint64_t n) { in->release(base + h.header_size, n); });
     }
@@ -85,7 +85,7 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
         "Decompression method: {}\nSize before decompression: {} bytes\nSize after decompression: {} bytes\n"
         "Compression rate: {:.2f}\nCompression ratio: {:.2f}%\nDecompression speed: {:.2f} MB/s\n"
         "Stored hash: 0x{:014x}\nRecalculated hash: 0x{:014x}\nHashes match: {}\n",
-        compress::method_name(h.method), with_commas(payload.size()), with_commas(plain_size), rate,
+        codec::method_name(h.method), with_commas(payload.size()), with_commas(plain_size), rate,
         100.0 / rate, static_cast<double>(plain_size) / (1024.0 * 1024.0) / secs, h.hash,
         recalculated, h.hash == recalculated ? "Yes" : "No");
     config.err(text);

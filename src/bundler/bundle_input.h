@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bundler/offload_bundler.h"
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "formats/bundle_binary.h"
 #include "support/mapped_file.h"
 
@@ -31,7 +31,7 @@ Handler handler_for(const std::string& type, Bytes reference);
 
 // Bundles up to this size are (de)compressed in memory; larger ones through a
 // scratch file, so that memory stays flat.
-using compress::kInMemoryLimit;
+using codec::kInMemoryLimit;
 
 // "1,234,567": LLVM's formatWithCommas (the -verbose statistics).
 std::string with_commas(std::uint64_t v);

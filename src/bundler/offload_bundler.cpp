@@ -79,7 +79,7 @@ void print_compression_stats(const Config& config, const formats::CcobHeader& h,
       "Compression method used: {}\nCompression level: {}\nBinary size before compression: {} bytes\n"
       "Binary size after compression: {} bytes\nCompression rate: {:.2f}\nCompression ratio: {:.2f}%\n"
       "Compression speed: {:.2f} MB/s\nTruncated MD5 hash: 0x{:014x}\n",
-      h.version, with_commas(*h.total_size), compress::method_name(h.method), config.compression.level,
+      h.version, with_commas(*h.total_size), codec::method_name(h.method), config.compression.level,
       with_commas(h.uncompressed_size), with_commas(compressed_size), rate, 100.0 / rate,
       static_cast<double>(h.uncompressed_size) / (1024.0 * 1024.0) / secs, h.hash));
 }
@@ -173,7 +173,7 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
       // llvm-objcopy replaces the output: only the -verbose statistics remain.
       auto t0 = std::chrono::steady_clock::now();
       Md5 md5;
-      auto empty = compress::compress_all(config.compression, {});
+      auto empty = codec::compress_all(config.compression, {});
       print_compression_stats(config, ccob_header_for(config, 0, empty.size(), md5.truncated()), empty.size(),
                               seconds_since(t0));
     }
@@ -258,7 +258,7 @@ void bundle(const Config& config, const std::vector<BundleId>& targets) {
   std::vector<std::byte> compressed;
   std::uint64_t compressed_size = 0;
   if (direct) out.zeros(header_size);
-  compress::Sink sink = [&](Bytes b) {
+  codec::Sink sink = [&](Bytes b) {
     compressed_size += b.size();
     if (config.ccob_version == 2 && header_size + compressed_size > 0xffffffffu)
       fail_llvm("Total file size exceeds version 2 limit");

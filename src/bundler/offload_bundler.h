@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "target/bundle_id.h"
 
 namespace ot {
@@ -32,7 +32,7 @@ struct Config {
   std::string objcopy_path = "llvm-objcopy";
   std::uint64_t bundle_align = 1;
   bool compress = false;
-  compress::Params compression;      // method, level, long distance, threads
+  codec::Params compression;      // method, level, long distance, threads
   std::uint16_t ccob_version = 2;    // the release's default (target::traits), then the environment's
   // How -targets are parsed and standardised (the release's), and whether a
   // target 22 would write losing its processor is refused (bundling only).

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 
 namespace ot::cli {
 
@@ -16,7 +16,7 @@ namespace ot::cli {
 extern const char kCommit[];
 
 std::string version_text(const ReleaseChoice& release) {
-  int workers = compress::max_threads();
+  int workers = codec::max_threads();
   // archive_version_string(): "libarchive 3.6.2", a constant. Not
   // archive_version_details() (which adds the libraries it was built with):
   // libarchive 3.6.2 builds that text in a buffer it never frees, and

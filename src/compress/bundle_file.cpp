@@ -60,7 +60,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
     out.write_at(at, formats::write_ccob_header(h));
   };
   // A CCOB decompressed into `target` (the output or a scratch file): straight
-  // into its mapping where it is a file (compress::decompress_to).
+  // into its mapping where it is a file (codec::decompress_to).
   auto decompress_ccob = [&](OutputFile& target, Bytes item, std::uint64_t at) {
     return decode_ccob_to(target, item, input, at, options.hash != RecodeOptions::Hash::Skip,
                           [&](std::uint64_t n) {
@@ -97,7 +97,7 @@ void recode_file(const std::string& input, const std::string& output, const Reco
         formats::CcobHeader h = formats::read_ccob_header(item, input);
         auto check = [&](const DecodedCcob& d) { check_hash(d, s.offset); };
         const bool hash = options.hash != RecodeOptions::Hash::Skip;
-        if (h.uncompressed_size <= kInMemoryLimit) {
+        if (h.uncompressed_size <= codec::kInMemoryLimit) {
           std::vector<std::byte> plain;
           check(decode_ccob(item, input, s.offset, [&](Bytes b) { plain.insert(plain.end(), b.begin(), b.end()); },
                             hash));

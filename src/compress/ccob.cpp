@@ -159,8 +159,8 @@ class Md5Beside {
 
 }  // namespace
 
-int auto_window_log(Bytes bundle, const Params& params) {
-  if (params.method != Method::Zstd || bundle.empty()) return 0;
+int auto_window_log(Bytes bundle, const codec::Params& params) {
+  if (params.method != codec::Method::Zstd || bundle.empty()) return 0;
   // The farthest distance a match to the previous entry needs: from each
   // entry's start back to the previous entry's start, with an eighth more for
   // code that moved within the entry.
@@ -182,13 +182,13 @@ int auto_window_log(Bytes bundle, const Params& params) {
 }
 
 formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
-                                  const Sink& sink, const std::function<void(std::uint64_t)>& consumed) {
+                                  const codec::Sink& sink, const std::function<void(std::uint64_t)>& consumed) {
   if (options.version < 1 || options.version > 3)
     fail(file, "cannot write compressed bundle version {} (1, 2 or 3)", options.version);
   if (options.version < 3 && plain.size() > 0xffffffffu)
     fail(file, "bundle of 0x{:x} bytes exceeds the 4 GiB limit of compressed bundle version {} (use version 3)",
          plain.size(), options.version);
-  Params params = options.params;
+  codec::Params params = options.params;
   if (options.auto_window && params.window_log == 0) params.window_log = auto_window_log(plain, params);
   std::uint64_t compressed_size = 0;
   auto counted = [&](Bytes b) {
@@ -205,10 +205,10 @@ formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const
   // memory. Where it is the slower one, the compressor waits for it once it
   // is more than a window and a piece behind, so that what it has yet to read
   // stays bounded too.
-  const bool in_place = params.method == Method::Zstd && params.threads == 0 && params.window_log == 0;
+  const bool in_place = params.method == codec::Method::Zstd && params.threads == 0 && params.window_log == 0;
   Md5Beside md5(options.hash_beside);
   try {
-    Compressor c(params, plain.size(), counted, in_place ? Compressor::Input::Stable : Compressor::Input::Buffered);
+    codec::Compressor c(params, plain.size(), counted, in_place ? codec::Compressor::Input::Stable : codec::Compressor::Input::Buffered);
     const std::uint64_t keep = in_place ? c.window_size() : 0;  // read again by zstd
     for (std::uint64_t off = 0; off < plain.size(); off += kPiece) {
       md5.wait_hashed(off > keep + kPiece ? off - keep - kPiece : 0);
@@ -245,9 +245,9 @@ std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const 
   return out;
 }
 
-std::optional<StreamInfo> stream_info(Method method, Bytes compressed) {
+std::optional<StreamInfo> stream_info(codec::Method method, Bytes compressed) {
   StreamInfo info;
-  if (method == Method::Zlib) {
+  if (method == codec::Method::Zlib) {
     // RFC 1950: CMF = CM (8 = deflate) | CINFO << 4, window = 2^(CINFO + 8).
     if (compressed.size() < 2) return std::nullopt;
     auto cmf = static_cast<unsigned>(compressed[0]), flg = static_cast<unsigned>(compressed[1]);
@@ -284,7 +284,7 @@ DecodedCcob decode_with(Bytes data, const std::string& file, std::uint64_t base,
   } catch (const Error& e) {
     if (!e.file().empty()) throw;  // the sink's own error (an output that cannot be written)
     fail_at({file, base + d.header.header_size}, "{} data of 0x{:x} bytes does not decompress to 0x{:x} bytes: {}",
-            method_name(d.header.method), payload.size(), d.header.uncompressed_size, e.message());
+            codec::method_name(d.header.method), payload.size(), d.header.uncompressed_size, e.message());
   }
   if (md5) d.recomputed_hash = md5->finish();
   return d;
@@ -292,11 +292,11 @@ DecodedCcob decode_with(Bytes data, const std::string& file, std::uint64_t base,
 
 }  // namespace
 
-DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink, bool hash,
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const codec::Sink& sink, bool hash,
                         const std::function<void(std::uint64_t)>& consumed) {
   return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Beside* md5,
                                                            const std::function<void(std::uint64_t)>& used) {
-    decompress_stream(
+    codec::decompress_stream(
         h.method, payload, h.uncompressed_size,
         [&](Bytes b) {
           if (md5) md5->add_copy(b);
@@ -310,7 +310,7 @@ DecodedCcob decode_ccob_to(OutputFile& target, Bytes data, const std::string& fi
                            const std::function<void(std::uint64_t)>& consumed) {
   return decode_with(data, file, base, hash, consumed, [&](const formats::CcobHeader& h, Bytes payload, Md5Beside* md5,
                                                            const std::function<void(std::uint64_t)>& used) {
-    decompress_to(
+    codec::decompress_to(
         target, h.method, payload, h.uncompressed_size,
         [&](Bytes b) {
           if (md5) md5->add_copy(b);
@@ -328,7 +328,7 @@ Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::ui
 
 bool may_hold_bundle(const formats::CcobHeader& h, Bytes payload) {
   constexpr std::size_t kSniff = 64 << 10;
-  std::vector<std::byte> head = decompress_head(h.method, payload, h.uncompressed_size, kSniff);
+  std::vector<std::byte> head = codec::decompress_head(h.method, payload, h.uncompressed_size, kSniff);
   if (head.size() < std::min<std::uint64_t>(h.uncompressed_size, kSniff)) return true;
   return formats::has_binary_bundle_magic(head) || formats::find_text_comment(head).has_value();
 }
@@ -343,7 +343,7 @@ CcobPrefix::CcobPrefix(const formats::CcobHeader& h, Bytes payload, bool complet
   // The codec's bound on the declared size, from the whole compressed size
   // where it is known (the header's), not from the part at hand.
   const std::uint64_t compressed = h.total_size ? *h.total_size - h.header_size : payload.size();
-  if ((complete || h.total_size) && h.uncompressed_size > max_decompressed_size(h.method, compressed))
+  if ((complete || h.total_size) && h.uncompressed_size > codec::max_decompressed_size(h.method, compressed))
     fail_at({file_, at_}, "cannot decompress the compressed bundle: declared uncompressed size 0x{:x} is more than "
             "0x{:x} compressed bytes can hold", h.uncompressed_size, compressed);
 }
@@ -358,9 +358,9 @@ Bytes CcobPrefix::head(std::uint64_t n) {
       std::min({h_.uncompressed_size, max_prefix_, std::max<std::uint64_t>({n, 2 * prefix_.size(), 64 << 10})});
   // What part of the compressed data can decode to at most.
   const std::uint64_t size =
-      complete_ ? h_.uncompressed_size : std::min(h_.uncompressed_size, max_decompressed_size(h_.method, payload_.size()));
+      complete_ ? h_.uncompressed_size : std::min(h_.uncompressed_size, codec::max_decompressed_size(h_.method, payload_.size()));
   try {
-    prefix_ = decompress_head(h_.method, payload_, size, static_cast<std::size_t>(want));
+    prefix_ = codec::decompress_head(h_.method, payload_, size, static_cast<std::size_t>(want));
   } catch (const Error& e) {
     fail_at({file_, at_}, "cannot decompress the compressed bundle: {}", e.message());
   }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
 #include "support/bytes.h"
@@ -17,7 +17,7 @@
 namespace ot::compress {
 
 struct CcobOptions {
-  Params params;              // method, level, long distance, threads, window_log (0 = the library's)
+  codec::Params params;              // method, level, long distance, threads, window_log (0 = the library's)
   std::uint16_t version = 2;  // 2 (LLVM 19's) or 3; 1 (LLVM 18's) to keep an input's version
   bool auto_window = false;   // zstd: a window covering the largest entry (auto_window_log)
   // The header's hash (MD5 of the whole bundle, about a third of what zstd
@@ -33,7 +33,7 @@ struct CcobOptions {
 // measured entry by entry; other bundles (text, objects) by their whole size.
 // At most zstd's maximum, 31: LLVM 19 decodes one-shot, which accepts any
 // window up to that.
-int auto_window_log(Bytes bundle, const Params& params);
+int auto_window_log(Bytes bundle, const codec::Params& params);
 
 // The CCOB (header and compressed data) of the uncompressed bundle `plain`.
 // With threads == 0 and no window of our own the bytes are LLVM 19's
@@ -48,7 +48,7 @@ std::vector<std::byte> make_ccob(Bytes plain, const CcobOptions& options, const 
 // mapped input may drop them from memory. The one path of `offloadtool
 // compress`, `clang-offload-bundler -compress` and `bundle --compress`.
 formats::CcobHeader compress_ccob(Bytes plain, const CcobOptions& options, const std::string& file,
-                                  const Sink& sink, const std::function<void(std::uint64_t)>& consumed = {});
+                                  const codec::Sink& sink, const std::function<void(std::uint64_t)>& consumed = {});
 
 // What the compressed data says about itself (read from the zstd frame header
 // or the zlib stream header); empty when the header cannot be read.
@@ -56,7 +56,7 @@ struct StreamInfo {
   int window_log = 0;                          // zstd: log2 of the window (rounded up); zlib: 8..15
   std::optional<std::uint64_t> content_size;   // zstd frame content size, when recorded
 };
-std::optional<StreamInfo> stream_info(Method method, Bytes compressed);
+std::optional<StreamInfo> stream_info(codec::Method method, Bytes compressed);
 
 struct DecodedCcob {
   formats::CcobHeader header;
@@ -81,10 +81,10 @@ struct DecodedCcob {
 // (without file) for undecodable data.
 bool may_hold_bundle(const formats::CcobHeader& h, Bytes payload);
 
-DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const Sink& sink,
+DecodedCcob decode_ccob(Bytes data, const std::string& file, std::uint64_t base, const codec::Sink& sink,
                         bool hash = true, const std::function<void(std::uint64_t)>& consumed = {});
 
-// The same, appended to `target` (compress::decompress_to: into a mapping of
+// The same, appended to `target` (codec::decompress_to: into a mapping of
 // it where it is a file, so that memory stays at a few MiB).
 DecodedCcob decode_ccob_to(OutputFile& target, Bytes data, const std::string& file, std::uint64_t base, bool hash,
                            const std::function<void(std::uint64_t)>& consumed = {});
@@ -93,7 +93,7 @@ DecodedCcob decode_ccob_to(OutputFile& target, Bytes data, const std::string& fi
 Error hash_mismatch_error(const DecodedCcob& d, const std::string& file, std::uint64_t base);
 
 // The decompressed bytes of a CCOB, decoded from its start only as far as they
-// are read (compress::decompress_head, the prefix at least doubling, from
+// are read (codec::decompress_head, the prefix at least doubling, from
 // 64 KiB, each time a read goes past it): a binary bundle's table and its code
 // objects' ELF headers, without their payloads. Memory: the prefix read and the
 // codec's buffers; time: decoding that prefix (about twice, counting the
@@ -109,7 +109,7 @@ class CcobPrefix {
   // `max_prefix` decoded bytes (a bound on the memory a table may take) are
   // thrown as ot::Error at offset `at` of `file`.
   CcobPrefix(const formats::CcobHeader& h, Bytes payload, bool complete, std::string file, std::uint64_t at,
-             std::uint64_t max_prefix = kInMemoryLimit);
+             std::uint64_t max_prefix = codec::kInMemoryLimit);
 
   // The first min(n, uncompressed size) decompressed bytes (valid until the
   // next call), decoding further where they are not at hand yet.

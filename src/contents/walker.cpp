@@ -13,7 +13,7 @@
 #include "compat/code_object.h"
 #include "compat/target_spec.h"
 #include "compress/ccob.h"
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_sequence.h"
 #include "formats/bundle_text.h"
@@ -512,10 +512,10 @@ class Walker {
     std::vector<std::byte> in_memory;
     std::shared_ptr<InputFile> spilled;
     try {
-      if (h.uncompressed_size <= compress::kInMemoryLimit)
-        in_memory = compress::decompress(h.method, payload, h.uncompressed_size);
+      if (h.uncompressed_size <= codec::kInMemoryLimit)
+        in_memory = codec::decompress(h.method, payload, h.uncompressed_size);
       else
-        spilled = compress::decompress_to_file(h.method, payload, h.uncompressed_size, "", inner);
+        spilled = codec::decompress_to_file(h.method, payload, h.uncompressed_size, "", inner);
     } catch (const Error& e) {
       fail_at({s.errname, at}, "cannot decompress the compressed bundle: {}", e.message());
     }

@@ -16,7 +16,7 @@ CcobHeader read_ccob_header(Bytes data, std::uint64_t size, const std::string& f
   if (h.version < 1 || h.version > 3) fail_at({file, 4}, "unknown compressed bundle version {}", h.version);
   std::uint16_t method = load_le<std::uint16_t>(r.slice(6, 2, "compressed bundle method").data());
   if (method > 1) fail_at({file, 6}, "unknown compression method {}", method);
-  h.method = static_cast<compress::Method>(method);
+  h.method = static_cast<codec::Method>(method);
   h.header_size = ccob_header_size(h.version);
   r.slice(0, h.header_size, "compressed bundle header");
   if (h.version == 1) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "support/bytes.h"
 
 namespace ot::formats {
@@ -19,7 +19,7 @@ inline constexpr std::string_view kCcobMagic = "CCOB";
 
 struct CcobHeader {
   std::uint16_t version = 2;
-  compress::Method method = compress::Method::Zstd;
+  codec::Method method = codec::Method::Zstd;
   std::uint64_t header_size = 24;
   std::optional<std::uint64_t> total_size;  // v2, v3
   std::uint64_t uncompressed_size = 0;

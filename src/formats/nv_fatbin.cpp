@@ -7,7 +7,7 @@
 #include <array>
 #include <cstring>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "support/error.h"
 
 namespace ot::formats {
@@ -206,7 +206,7 @@ void check_fatbin_image(const FatbinEntry& e, Bytes stored, std::uint64_t limit,
       return;
     case FatbinCompression::Zstd:
       // (decompress() refuses the same, as a damaged size: said here as LZ4's.)
-      if (size > limit || size > compress::max_decompressed_size(compress::Method::Zstd, stored.size()))
+      if (size > limit || size > codec::max_decompressed_size(codec::Method::Zstd, stored.size()))
         fail_at({file, at}, "the zstd entry declares 0x{:x} bytes from 0x{:x} (more than zstd expands to, or the "
                 "limit of 0x{:x}): a decompression bomb?", size, stored.size(), limit);
       return;
@@ -233,7 +233,7 @@ void fatbin_image_into(const FatbinEntry& e, Bytes stored, std::span<std::byte> 
     }
     case FatbinCompression::Zstd:
       try {
-        compress::decompress_into(compress::Method::Zstd, stored, dst, produced ? produced : [](std::uint64_t) {});
+        codec::decompress_into(codec::Method::Zstd, stored, dst, produced ? produced : [](std::uint64_t) {});
       } catch (const Error& err) {
         fail_at({file, at}, "the zstd entry is damaged: {}", err.message());
       }

@@ -113,7 +113,7 @@ std::vector<std::byte> remap_symbol_table(const archive::Member& m, bool second_
 }  // namespace
 
 Report prune_archive(const InputFile& in, const Selection& selection, const std::string& file,
-                     const compress::Sink& sink) {
+                     const codec::Sink& sink) {
   const Bytes data = in.bytes();
   if (archive::is_thin_archive(data))
     fail_at({file, 0}, "thin archives are not pruned (their members live in other files)");

@@ -12,15 +12,15 @@ namespace ot::prune {
 
 // ELF shared libraries and executables: prune/linked_elf.cpp.
 Report prune_linked_elf(const InputFile& in, const Selection& selection, const std::string& file,
-                        const compress::Sink& sink);
+                        const codec::Sink& sink);
 // PE images (DLLs, EXEs): prune/pe_image.cpp.
 Report prune_pe_image(const InputFile& in, const Selection& selection, const std::string& file,
-                      const compress::Sink& sink);
+                      const codec::Sink& sink);
 // ELF relocatable and COFF objects: prune/object.cpp.
 Report prune_object(const InputFile& in, const Selection& selection, const std::string& file,
-                    const compress::Sink& sink);
+                    const codec::Sink& sink);
 // ar archives: prune/archive.cpp.
 Report prune_archive(const InputFile& in, const Selection& selection, const std::string& file,
-                     const compress::Sink& sink);
+                     const codec::Sink& sink);
 
 }  // namespace ot::prune

@@ -110,7 +110,7 @@ class LinkedPruner {
   LinkedPruner(const InputFile& in, const Selection& selection, const std::string& file)
       : in_(in), data_(in.bytes()), selection_(selection), file_(file), r_(data_, file), patches_(file) {}
 
-  Report run(const compress::Sink& sink) {
+  Report run(const codec::Sink& sink) {
     read_headers();
     const bool program = elf_.ehdr.e_type == elf::ET_EXEC ||
                          std::ranges::any_of(phdrs_, [](const Phdr& p) { return p.p_type == elf::PT_INTERP; });
@@ -768,7 +768,7 @@ class LinkedPruner {
 
   // --- writing --------------------------------------------------------------
 
-  void emit(const compress::Sink& sink) {
+  void emit(const codec::Sink& sink) {
     Ehdr eh = elf_.ehdr;
     std::vector<Phdr> phdrs = new_phdrs();
     if (split_) {
@@ -865,7 +865,7 @@ class LinkedPruner {
 }  // namespace
 
 Report prune_linked_elf(const InputFile& in, const Selection& selection, const std::string& file,
-                        const compress::Sink& sink) {
+                        const codec::Sink& sink) {
   LinkedPruner p(in, selection, file);
   Report r = p.run(sink);
   return r;

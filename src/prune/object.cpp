@@ -228,7 +228,7 @@ std::optional<ObjectPlan> plan_object(const InputFile& in, std::uint64_t base, B
 }
 
 Report prune_object(const InputFile& in, const Selection& selection, const std::string& file,
-                    const compress::Sink& sink) {
+                    const codec::Sink& sink) {
   std::optional<ObjectPlan> plan = plan_object(in, 0, in.bytes(), selection, file, "");
   if (!plan)
     for (const object::SectionInfo& s : object::read_sections(in.bytes(), file))

@@ -459,7 +459,7 @@ std::string rewrite_record(const std::string& file, std::string_view text, const
 }
 
 TreeReport prune_wheel(const InputFile& in, const Selection& selection, const std::string& file,
-                          const compress::Sink& sink, const PackageOptions& options) {
+                          const codec::Sink& sink, const PackageOptions& options) {
   TreeReport report{"zip archive", {}, in.size(), 0};
   std::set<std::string, std::less<>> signatures;
   bool record_written = false;
@@ -508,7 +508,7 @@ TreeReport prune_wheel(const InputFile& in, const Selection& selection, const st
 // ---- tarballs ---------------------------------------------------------------
 
 TreeReport prune_tarball(const InputFile& in, const Selection& selection, const std::string& file,
-                            const compress::Sink& sink, const PackageOptions& options) {
+                            const codec::Sink& sink, const PackageOptions& options) {
   TreeReport report{"tarball", {}, in.size(), 0};
   std::uint64_t written = 0;
   std::string format;
@@ -577,7 +577,7 @@ std::string rewrite_control(const std::string& file, std::string_view text, cons
 }
 
 TreeReport prune_deb(const InputFile& in, const Selection& selection, const std::string& file,
-                        const compress::Sink& sink, const PackageOptions& options) {
+                        const codec::Sink& sink, const PackageOptions& options) {
   const Bytes all = in.bytes();
   TreeReport report{"Debian package", {}, all.size(), 0};
   std::vector<archive::Member> members = archive::read_members(all, file);
@@ -681,7 +681,7 @@ PackageKind package_kind(Bytes data) {
 }
 
 TreeReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
-                         const compress::Sink& sink, const PackageOptions& options) {
+                         const codec::Sink& sink, const PackageOptions& options) {
   TreeReport r;
   switch (package_kind(in.bytes())) {
     case PackageKind::Rpm:

@@ -62,6 +62,6 @@ struct PackageOptions {
 // package without device code, or left without any of the device code it had,
 // is an error unless the selection allows empty results (as for a directory).
 TreeReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
-                            const compress::Sink& sink, const PackageOptions& options = {});
+                            const codec::Sink& sink, const PackageOptions& options = {});
 
 }  // namespace ot::prune

@@ -6,7 +6,7 @@ Report prune_item(const InputFile& in, Item& it, Bytes section, std::uint64_t of
                   const Selection& selection, const std::string& file, std::deque<std::vector<std::byte>>& owned) {
   const Bytes data = in.bytes();
   Report r = rebase_errors(off + it.offset, [&] {
-    const compress::Sink keep = [&](Bytes piece) {
+    const codec::Sink keep = [&](Bytes piece) {
       if (piece.empty()) return;
       if (piece.data() >= data.data() && piece.data() + piece.size() <= data.data() + data.size()) {
         it.pieces.push_back(piece);

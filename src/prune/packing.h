@@ -25,7 +25,7 @@ using formats::kHipWrapperSize;
 inline std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 inline std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return a <= 1 ? v : v / a * a; }
 
-inline void emit_zeros(std::uint64_t n, const compress::Sink& sink) {
+inline void emit_zeros(std::uint64_t n, const codec::Sink& sink) {
   static const std::byte kZero[4096] = {};
   for (; n > 0;) {
     std::uint64_t k = std::min<std::uint64_t>(n, sizeof kZero);
@@ -67,7 +67,7 @@ class Patches {
            (it != edits_.begin() && std::prev(it)->first + std::prev(it)->second.size > from);
   }
   // Input [from, to) with the edits that start in it (none crosses `to`).
-  void emit(Bytes input, std::uint64_t from, std::uint64_t to, const compress::Sink& sink) const {
+  void emit(Bytes input, std::uint64_t from, std::uint64_t to, const codec::Sink& sink) const {
     for (auto it = edits_.lower_bound(from); it != edits_.end() && it->first < to; ++it) {
       if (it->first > from) sink(input.subspan(from, it->first - from));
       std::uint64_t n = 0;

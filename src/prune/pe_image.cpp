@@ -83,7 +83,7 @@ class PePruner {
   PePruner(const InputFile& in, const Selection& selection, const std::string& file)
       : in_(in), data_(in.bytes()), selection_(selection), file_(file), patches_(file) {}
 
-  Report run(const compress::Sink& sink) {
+  Report run(const codec::Sink& sink) {
     pe_ = object::PeImage::parse(data_, file_);
     if (!pe_.pe32plus || (pe_.machine != object::coff::IMAGE_FILE_MACHINE_AMD64 &&
                           pe_.machine != object::coff::IMAGE_FILE_MACHINE_ARM64))
@@ -333,7 +333,7 @@ class PePruner {
         fail_at({file_, d.off}, "a pointer or table to rewrite lies in {} itself: not pruned", pe_.names[d.index]);
   }
 
-  void emit(const compress::Sink& out) const {
+  void emit(const codec::Sink& out) const {
     std::vector<const DeviceSection*> order;
     for (const DeviceSection& d : devices_) order.push_back(&d);
     std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->off < b->off; });
@@ -371,7 +371,7 @@ class PePruner {
 }  // namespace
 
 Report prune_pe_image(const InputFile& in, const Selection& selection, const std::string& file,
-                      const compress::Sink& sink) {
+                      const codec::Sink& sink) {
   return PePruner(in, selection, file).run(sink);
 }
 

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "compress/ccob.h"
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 #include "formats/bundle_binary.h"
@@ -74,7 +74,7 @@ struct Piece {
   std::uint64_t zeros = 0;
 };
 
-void emit(const std::vector<Piece>& pieces, const compress::Sink& sink) {
+void emit(const std::vector<Piece>& pieces, const codec::Sink& sink) {
   static const std::byte kZero[4096] = {};
   for (const Piece& p : pieces) {
     if (!p.literal.empty()) sink(p.literal);
@@ -164,7 +164,7 @@ Report prune_plain(Bytes data, const Selection& selection, const std::string& fi
   fail_at({file, 0}, "not an offload bundle, compressed offload bundle or offload binary");
 }
 
-Report prune_ccob(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink) {
+Report prune_ccob(Bytes data, const Selection& selection, const std::string& file, const codec::Sink& sink) {
   formats::CcobHeader h = formats::read_ccob_header(data, file);
   if (h.total_size && *h.total_size < data.size())
     fail_at({file, *h.total_size}, "0x{:x} bytes follow the compressed bundle (several bundles one after another "
@@ -227,7 +227,7 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
   }
   compress::CcobOptions o;
   o.params.method = h.method;
-  o.params.level = compress::default_level(h.method);
+  o.params.level = codec::default_level(h.method);
   o.version = h.version;
   const Bytes pruned = scratch ? scratch->bytes() : Bytes(plain);
   std::vector<std::byte> ccob(formats::ccob_header_size(o.version));
@@ -237,7 +237,7 @@ Report prune_ccob(Bytes data, const Selection& selection, const std::string& fil
   const std::vector<std::byte> header = formats::write_ccob_header(nh);
   std::copy(header.begin(), header.end(), ccob.begin());
   r.container = fmt::format("compressed bundle (version {}, {}) holding a {}", h.version,
-                            compress::method_name(h.method), r.container);
+                            codec::method_name(h.method), r.container);
   r.size_before = h.total_size.value_or(data.size());
   r.size_after = ccob.size();
   sink(ccob);
@@ -395,14 +395,14 @@ std::string container_kind(Bytes data) {
 }
 
 Report prune_fatbin_container(const ByteSource& src, const Selection& selection, const std::string& file,
-                              const compress::Sink& sink) {
+                              const codec::Sink& sink) {
   std::vector<Piece> pieces;
   Report r = prune_fatbins(src, selection, file, pieces);
   emit(pieces, sink);
   return r;
 }
 
-Report prune_container(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink) {
+Report prune_container(Bytes data, const Selection& selection, const std::string& file, const codec::Sink& sink) {
   if (formats::has_ccob_magic(data)) return prune_ccob(data, selection, file, sink);
   std::vector<Piece> pieces;
   Report r = formats::has_offload_binary_magic(data) ? prune_offload_binaries(data, selection, file, pieces)

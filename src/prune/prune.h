@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "compat/target_spec.h"
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "contents/per_gpu.h"
 #include "support/bytes.h"
 #include "support/error.h"
@@ -94,13 +94,13 @@ struct Report {
 // pruned container to `sink` in order, in pieces that may point into `data`.
 // Everything is checked before the first byte reaches the sink. Errors name
 // `file` and the offset.
-Report prune_container(Bytes data, const Selection& selection, const std::string& file, const compress::Sink& sink);
+Report prune_container(Bytes data, const Selection& selection, const std::string& file, const codec::Sink& sink);
 
 // prune_container for NVIDIA fatbins whose headers are read from `src`: with
 // pread where they lie in a file, so that a library's few thousand headers
 // map none of its pages in (the pieces are views of src.data()).
 Report prune_fatbin_container(const ByteSource& src, const Selection& selection, const std::string& file,
-                              const compress::Sink& sink);
+                              const codec::Sink& sink);
 
 // Prunes the file `in` (`file` names it): any container prune_container
 // knows, or one that holds them --
@@ -110,7 +110,7 @@ Report prune_fatbin_container(const ByteSource& src, const Selection& selection,
 // -- and hands the pruned file to `sink` in order. Pieces of `sink` that point
 // into in.bytes() are ranges of the input (the caller may copy them in the
 // kernel). Everything is checked before the first byte reaches the sink.
-Report prune_file(const InputFile& in, const Selection& selection, const std::string& file, const compress::Sink& sink);
+Report prune_file(const InputFile& in, const Selection& selection, const std::string& file, const codec::Sink& sink);
 
 // What prune_tree_file did with one file of a directory tree or package.
 enum class FileAction {
@@ -144,7 +144,7 @@ struct FileOutcome {
 // input stores it) gets the rule's outcome.
 class PerGpuRule;
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
-                            const compress::Sink& sink, const PerGpuRule* rule = nullptr, std::string_view path = {});
+                            const codec::Sink& sink, const PerGpuRule* rule = nullptr, std::string_view path = {});
 
 // The report of a directory or package prune: a row per file with device code.
 struct FileReport {

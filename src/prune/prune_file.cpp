@@ -90,7 +90,7 @@ bool bare_stays(const Selection& selection, const compat::BareCode& b, const std
 }  // namespace
 
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
-                            const compress::Sink& sink, const PerGpuRule* rule, std::string_view path) {
+                            const codec::Sink& sink, const PerGpuRule* rule, std::string_view path) {
   std::array<std::byte, compat::kBareCodeSniff> head{};
   const std::uint64_t size = in.size();
   const Bytes prefix = in.head(head);
@@ -186,7 +186,7 @@ std::vector<TreeReport::Dropped> TreeReport::dropped_by_target() const {
 }
 
 Report prune_file(const InputFile& in, const Selection& selection, const std::string& file,
-                  const compress::Sink& sink) {
+                  const codec::Sink& sink) {
   Bytes data = in.bytes();
   if (auto b = compat::bare_code(data.first(std::min<std::size_t>(data.size(), compat::kBareCodeSniff))))
     fail_at({file, 0}, "the file is one {} ({}): it stays or goes whole, as prune does with the files of a directory "

@@ -30,8 +30,8 @@ int bundle(const BundleOptions& o, const cli::Invocation& inv) {
   if (c.type == "a") fail("", "archives can only be unbundled");
   c.bundle_align = o.align;
   c.compress = o.compress_method != "none";  // "none" unless --compress was given
-  c.compression.method = o.compress_method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
-  c.compression.level = o.level != -1000 ? o.level : compress::default_level(c.compression.method);
+  c.compression.method = o.compress_method == "zlib" ? codec::Method::Zlib : codec::Method::Zstd;
+  c.compression.level = o.level != -1000 ? o.level : codec::default_level(c.compression.method);
   c.compression.threads = o.threads;
   // The bytes LLVM defines follow the release impersonated: the CCOB
   // version, and how bundle IDs are standardised (22 refuses IDs it would lose).

@@ -28,12 +28,12 @@
 #include "cli/diagnostics.h"
 #include "compat/code_object.h"
 #include "compat/detect.h"
-#include "compat/select.h"
 #include "compat/target_spec.h"
 #include "contents/tree.h"
 #include "support/json.h"
 #include "support/json_schemas.h"
 #include "support/mapped_file.h"
+#include "selection/select.h"
 #include "support/printable.h"
 #include "target/processors.h"
 #include "tools/native_bundler_options.h"
@@ -161,7 +161,7 @@ int do_canonical(const std::vector<std::string>& ids, bool as_json, const std::s
   return rc;
 }
 
-std::vector<compat::FoundContainer> read_containers(const std::string& path) {
+std::vector<contents::FoundContainer> read_containers(const std::string& path) {
   return contents::collect_file(path);
 }
 
@@ -169,11 +169,11 @@ std::vector<compat::FoundContainer> read_containers(const std::string& path) {
 int do_select(const std::string& path, const std::string& target_text, bool as_json, SizeStyle sizes,
               const compat::CheckOptions& o) {
   compat::TargetSpec target = compat::parse_spec(target_text);
-  compat::Selection s = compat::select_entry(read_containers(path), target, o);
+  selection::Selection s = selection::select_entry(read_containers(path), target, o);
   if (as_json) {
     std::string entries;
     for (std::size_t i = 0; i < s.candidates.size(); ++i) {
-      const compat::Candidate& c = s.candidates[i];
+      const selection::Candidate& c = s.candidates[i];
       entries += fmt::format(
           "{}\n    {{\"index\": {}, \"id\": {}, \"location\": {}, \"offset\": {}, \"size\": {}, \"compressed\": {}, "
           "\"verdict\": {}, \"reason\": {}, \"canonical\": {}, \"code_object\": {}}}",
@@ -188,7 +188,7 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
   } else {
     std::string out;
     if (s.chosen) {
-      const compat::Candidate& c = s.candidates[*s.chosen];
+      const selection::Candidate& c = s.candidates[*s.chosen];
       out += fmt::format("selected {} ({}, {} at 0x{:x}{})\n", printable(c.entry.id), printable(c.location),
                          size_text(c.entry.size, sizes),
                          c.entry.offset.value_or(c.entry.local_offset), !c.entry.compressed      ? ""
@@ -202,7 +202,7 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
     }
     for (std::size_t i = 0; i < s.candidates.size(); ++i) {
       if (s.chosen && i == *s.chosen) continue;
-      const compat::Candidate& c = s.candidates[i];
+      const selection::Candidate& c = s.candidates[i];
       out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected",
                          printable(c.entry.id), printable(c.location), printable(c.reason));
     }
@@ -217,7 +217,7 @@ int do_select(const std::string& path, const std::string& target_text, bool as_j
 // without any is one "no-device-code" file. Links and special files are not
 // read: text lines in `text`, JSON objects in `skipped`. Each input comes
 // with its containers (read once; a file given is read when its turn comes).
-using VerifyInput = std::pair<std::string, std::optional<std::vector<compat::FoundContainer>>>;
+using VerifyInput = std::pair<std::string, std::optional<std::vector<contents::FoundContainer>>>;
 std::vector<VerifyInput> verify_inputs(const std::vector<std::string>& paths, std::string& text,
                                        fmt::memory_buffer& skipped, bool& any_directory) {
   std::vector<VerifyInput> out;
@@ -235,12 +235,12 @@ std::vector<VerifyInput> verify_inputs(const std::vector<std::string>& paths, st
         text += fmt::format("{}: {}\n", printable(item.path), printable(skipped_text(item, path)));
         continue;
       }
-      std::vector<compat::FoundContainer> found = read_containers(item.path);
+      std::vector<contents::FoundContainer> found = read_containers(item.path);
       std::size_t n = 0;
-      for (const compat::FoundContainer& c : found) n += c.entries.size() + c.container.refused_duplicates.size();
+      for (const contents::FoundContainer& c : found) n += c.entries.size() + c.container.refused_duplicates.size();
       if (n != 0) out.emplace_back(item.path, std::move(found));
     }
-    if (out.size() == before) out.emplace_back(path, std::vector<compat::FoundContainer>{});  // "no device code found"
+    if (out.size() == before) out.emplace_back(path, std::vector<contents::FoundContainer>{});  // "no device code found"
   }
   return out;
 }
@@ -252,21 +252,21 @@ int do_verify(const std::vector<std::string>& inputs, bool as_json) {
   bool any_directory = false;
   for (auto& [path, read] : verify_inputs(inputs, text, skipped, any_directory)) {
     auto found = read ? std::move(*read) : read_containers(path);
-    auto findings = compat::verify_containers(found);
+    auto findings = selection::verify_containers(found);
     // A file without device code is a violation: it holds nothing the rules could be kept by.
     std::size_t file_entries = 0;
-    for (const compat::FoundContainer& c : found) file_entries += c.entries.size();
+    for (const contents::FoundContainer& c : found) file_entries += c.entries.size();
     if (file_entries == 0 && findings.empty())
       findings.push_back({"no-device-code", "error", path, {}, kNoDeviceCode});
     std::string cj, fj;
-    for (const compat::FoundContainer& c : found) {
+    for (const contents::FoundContainer& c : found) {
       ++containers;
       entries += c.entries.size();
       std::string ids;
-      for (const compat::FoundEntry& e : c.entries) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", js(e.id));
+      for (const contents::Entry& e : c.entries) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", js(e.id));
       cj += fmt::format("{}\n        {{\"name\": {}, \"ids\": [{}]}}", cj.empty() ? "" : ",", js(c.name()), ids);
     }
-    for (const compat::Finding& f : findings) {
+    for (const selection::Finding& f : findings) {
       (f.severity == "error" ? violations : warnings)++;
       std::string ids;
       for (const std::string& id : f.ids) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", js(id));

@@ -70,7 +70,7 @@ void print_json(const std::string& input, std::uint64_t file_size, const std::ve
           "     \"compressed_size\": {}, \"uncompressed_size\": {}, \"ratio\": {:.4f},\n"
           "     \"window_log\": {}, \"content_size\": {},\n"
           "     \"stored_hash\": \"0x{:016x}\", \"recomputed_hash\": \"0x{:016x}\", \"hash_match\": {}",
-          h.version, compress::method_name(h.method), h.header_size, opt(h.total_size), d.compressed_size,
+          h.version, codec::method_name(h.method), h.header_size, opt(h.total_size), d.compressed_size,
           h.uncompressed_size, ratio_of(d), b.stream ? std::to_string(b.stream->window_log) : "null",
           opt(b.stream ? b.stream->content_size : std::nullopt), h.hash, d.recomputed_hash.value_or(0),
           d.hash_matches());
@@ -94,7 +94,7 @@ void print_text(const std::string& input, const std::vector<compress::BundleInfo
     }
     const compress::DecodedCcob& d = *b.ccob;
     const formats::CcobHeader& h = d.header;
-    out += fmt::format("\n{}: compressed bundle version {}, {}\n", name, h.version, compress::method_name(h.method));
+    out += fmt::format("\n{}: compressed bundle version {}, {}\n", name, h.version, codec::method_name(h.method));
     out += fmt::format("  {:<17}{}\n", "header", size_text(h.header_size, sizes));
     if (h.total_size) out += fmt::format("  {:<17}{}\n", "total size", size_text(*h.total_size, sizes));
     out += fmt::format("  {:<17}{}\n", "compressed", size_text(d.compressed_size, sizes));
@@ -184,9 +184,9 @@ int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv
            : c.hash == "warn" ? compress::RecodeOptions::Hash::Warn
                               : compress::RecodeOptions::Hash::Check;
   o.warn = [&](const std::string& w) { cli::print_warning(inv.prog, w); };
-  compress::Params& p = o.ccob.params;
-  p.method = c.method == "zlib" ? compress::Method::Zlib : compress::Method::Zstd;
-  p.level = c.level != -1000 ? c.level : compress::default_level(p.method);
+  codec::Params& p = o.ccob.params;
+  p.method = c.method == "zlib" ? codec::Method::Zlib : codec::Method::Zstd;
+  p.level = c.level != -1000 ? c.level : codec::default_level(p.method);
   p.long_distance = c.long_distance;
   p.threads = c.threads;
   if (c.window == "auto") {
@@ -198,7 +198,7 @@ int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv
       fail("", "--window {}: expected llvm, auto or a window log from 10 to 31", c.window);
     p.window_log = log;
   }
-  if (p.method == compress::Method::Zlib && (c.threads > 0 || c.window != "llvm" || long_given))
+  if (p.method == codec::Method::Zlib && (c.threads > 0 || c.window != "llvm" || long_given))
     fail("", "--threads, --window and --long are zstd settings");
   o.ccob.version = c.ccob_version ? c.ccob_version : target::traits(inv.release).ccob_version;
   Progress progress(c.progress, fmt::format("{} {}", inv.prog, printable(c.input)));

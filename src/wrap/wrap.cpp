@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "formats/bundle_binary.h"
 #include "formats/compressed_bundle.h"
 #include "formats/llvm_densemap_order.h"
@@ -422,12 +422,12 @@ FatBinary hip_bundle(const Options& o, const HostTarget& t) {
 
   // CCOB v2 around the whole bundle, as clang-offload-bundler -compress writes it.
   if (fb.size > 0xffffffffu) fail("", "HIP bundle of 0x{:x} bytes exceeds the compressed format's 4 GiB limit", fb.size);
-  compress::Params params;
-  params.method = compress::Method::Zstd;
+  codec::Params params;
+  params.method = codec::Method::Zstd;
   params.level = o.compression_level;
   Md5 md5;
   std::vector<std::byte> compressed;
-  compress::Compressor zc(params, fb.size, [&](Bytes b) { compressed.insert(compressed.end(), b.begin(), b.end()); });
+  codec::Compressor zc(params, fb.size, [&](Bytes b) { compressed.insert(compressed.end(), b.begin(), b.end()); });
   for (const Chunk& c : fb.chunks) {
     Bytes b = c.file ? c.file->bytes().subspan(c.file_offset, c.file_size) : Bytes(c.bytes);
     md5.update(b);

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "formats/compressed_bundle.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -20,14 +20,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (h.uncompressed_size > (64u << 20)) return 0;
     std::optional<std::vector<std::byte>> whole;
     try {
-      whole = ot::compress::decompress(h.method, payload, h.uncompressed_size);
+      whole = ot::codec::decompress(h.method, payload, h.uncompressed_size);
     } catch (const ot::Error&) {
     }
     if (h.uncompressed_size > (1u << 20)) return 0;
     std::vector<std::byte> into(h.uncompressed_size);
     bool ok = true;
     try {
-      ot::compress::decompress_into(h.method, payload, into, {});
+      ot::codec::decompress_into(h.method, payload, into, {});
     } catch (const ot::Error&) {
       ok = false;
     }

@@ -97,7 +97,7 @@ TEST_CASE("decode_ccob: LLVM's CCOB back to the bundle, hash recomputed, stream 
   CHECK(d.header.uncompressed_size == 188);
   CHECK(d.recomputed_hash == 0x2bcafb899a29dc94u);
   CHECK(d.hash_matches());
-  auto info = compress::stream_info(compress::Method::Zstd, formats::ccob_payload(ccob, d.header));
+  auto info = compress::stream_info(codec::Method::Zstd, formats::ccob_payload(ccob, d.header));
   REQUIRE(info);
   CHECK(info->content_size == 188);
   CHECK(info->window_log == 8);  // single-segment frame: the window is the content
@@ -157,14 +157,14 @@ TEST_CASE("decode_ccob: lying headers are errors naming the file offset, nothing
 TEST_CASE("zlib CCOBs: written as LLVM's compress2 output, read back, window bits reported") {
   auto plain = golden("19-hip2.bc");
   compress::CcobOptions o;
-  o.params.method = compress::Method::Zlib;
+  o.params.method = codec::Method::Zlib;
   o.params.level = 6;
   auto ccob = compress::make_ccob(plain, o, "b");
   CHECK(load_le<std::uint16_t>(ccob.data() + 6) == 0);
   compress::DecodedCcob d;
   CHECK(decode_all(ccob, &d) == plain);
   CHECK(d.hash_matches());
-  auto info = compress::stream_info(compress::Method::Zlib, formats::ccob_payload(ccob, d.header));
+  auto info = compress::stream_info(codec::Method::Zlib, formats::ccob_payload(ccob, d.header));
   REQUIRE(info);
   CHECK(info->window_log == 15);
   CHECK(!info->content_size);
@@ -194,17 +194,17 @@ TEST_CASE("multi-threaded zstd: the same bytes for 1, 2, 3 and 8 threads, over s
 TEST_CASE("auto_window_log: covers the distance between entries, 0 when the library's window already does") {
   std::vector<std::byte> three(3u << 20);
   auto bundle = make_bundle({three, three});
-  compress::Params p;
+  codec::Params p;
   // with long-distance matching zstd's window is 2^27 (shrunk to the input): it covers
   CHECK(compress::auto_window_log(bundle, p) == 0);
   // without, level 3 keeps a 2^21 window: 3 MiB + 3/8 MiB between entries needs 2^22
   p.long_distance = false;
   CHECK(compress::auto_window_log(bundle, p) == 22);
   // zlib has no window to choose
-  p.method = compress::Method::Zlib;
+  p.method = codec::Method::Zlib;
   CHECK(compress::auto_window_log(bundle, p) == 0);
   // not a binary bundle: the whole size
-  p.method = compress::Method::Zstd;
+  p.method = codec::Method::Zstd;
   std::vector<std::byte> text(5u << 20, std::byte{'x'});
   CHECK(compress::auto_window_log(text, p) == 23);
 }
@@ -231,24 +231,24 @@ TEST_CASE("make_ccob: the same bytes whether the hash runs beside the compressor
   const std::uint64_t hash = md5_of(bundle);
   struct Case {
     const char* name;
-    compress::Method method;
+    codec::Method method;
     int threads;
   };
-  for (const Case& c : {Case{"zstd, LLVM's bytes", compress::Method::Zstd, 0},
-                        Case{"zstd, 2 threads", compress::Method::Zstd, 2},
-                        Case{"zlib", compress::Method::Zlib, 0}}) {
-    if (c.threads > compress::max_threads()) continue;  // a libzstd without worker threads
+  for (const Case& c : {Case{"zstd, LLVM's bytes", codec::Method::Zstd, 0},
+                        Case{"zstd, 2 threads", codec::Method::Zstd, 2},
+                        Case{"zlib", codec::Method::Zlib, 0}}) {
+    if (c.threads > codec::max_threads()) continue;  // a libzstd without worker threads
     CAPTURE(c.name);
     compress::CcobOptions o;
     o.params.method = c.method;
-    o.params.level = compress::default_level(c.method);
+    o.params.level = codec::default_level(c.method);
     o.params.threads = c.threads;
     const std::vector<std::byte> beside = compress::make_ccob(bundle, o, "b");
     o.hash_beside = false;
     CHECK(compress::make_ccob(bundle, o, "b") == beside);
     CHECK(load_le<std::uint64_t>(beside.data() + 16) == hash);
     if (c.threads == 0) {  // LLVM's bytes: one ZSTD_compress2 / compress2 call (zlib: deflate streamed)
-      auto one_call = compress::compress_all(o.params, bundle);
+      auto one_call = codec::compress_all(o.params, bundle);
       CHECK(std::equal(beside.begin() + 24, beside.end(), one_call.begin(), one_call.end()));
     }
   }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "compress/ccob.h"
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "archive/stream_reader.h"
 #include "contents/uri.h"
 #include "contents/walker.h"
@@ -237,8 +237,8 @@ TEST_CASE("ar inside ar, to the depth limit: offsets add up in the named file") 
 TEST_CASE("tar.zst made here; a member without magic is not spooled; bomb limit") {
   Blob payload(1 << 20, std::byte{0});
   Blob t = tar({{"zeros.bin", payload}, {"b.bundle", fixture("b.bundle")}});
-  ot::compress::Params p;
-  Blob zst = ot::compress::compress_all(p, t);
+  ot::codec::Params p;
+  Blob zst = ot::codec::compress_all(p, t);
   check_bundle_entries(flat(zst, "p.tar.zst"), "p.tar.zst(b.bundle), bundle at 0x0", {});
   Limits small;
   small.max_expanded_bytes = 256 << 10;
@@ -281,15 +281,15 @@ TEST_CASE("nothing found: an empty walk, not an error") {
 TEST_CASE("a compressed single file (a .deb's changelog.Debian.gz) holds nothing: skipped, not an error") {
   // Was: "cannot open the archive: Unrecognized archive format" for the whole .deb.
   Blob text = bytes_of(std::string(4000, 'c'));
-  Blob zst = ot::compress::compress_all({}, text);
+  Blob zst = ot::codec::compress_all({}, text);
   CHECK(ot::archive::has_compression_magic(zst));
   CHECK(ot::archive::is_compressed_file_only(zst));
   Blob t = tar({{"usr/share/doc/changelog.zst", zst}, {"b.bundle", fixture("b.bundle")}});
   check_bundle_entries(flat(t, "p.tar"), "p.tar(b.bundle), bundle at 0x0", {});
   CHECK(flat(zst, "changelog.zst").empty());
   // A compressed archive is no such file; nor is a damaged stream, which stays an error.
-  CHECK_FALSE(ot::archive::is_compressed_file_only(ot::compress::compress_all({}, t)));
-  Blob cut = ot::compress::compress_all({}, t);
+  CHECK_FALSE(ot::archive::is_compressed_file_only(ot::codec::compress_all({}, t)));
+  Blob cut = ot::codec::compress_all({}, t);
   cut.resize(cut.size() / 2);
   CHECK_THROWS_AS(flat(cut, "cut.tar.zst"), ot::Error);
 }
@@ -306,7 +306,7 @@ TEST_CASE("code object URI: ROCm's percent-encoding of the absolute path") {
 
 TEST_CASE("a CCOB declaring more than the limit stops before decompressing") {
   // v2: "CCOB" u16 version u16 method u32 total_size u32 uncompressed_size u64 hash, then zstd data.
-  Blob payload = ot::compress::compress_all({}, fixture("b.bundle"));
+  Blob payload = ot::codec::compress_all({}, fixture("b.bundle"));
   Blob c;
   append(c, "CCOB");
   le16(c, 2);

@@ -5,7 +5,7 @@
 
 #include "../bundle_builder.h"
 #include "../test_files.h"
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
@@ -90,9 +90,9 @@ TEST_CASE("CCOB: header and zstd stream equal LLVM 19's bytes (levels 3 and 9)")
     CAPTURE(name);
     auto expected = golden(name);
     std::vector<std::byte> body;
-    compress::Params params;
+    codec::Params params;
     params.level = level;
-    compress::Compressor c(params, plain.size(), [&](Bytes b) { body.insert(body.end(), b.begin(), b.end()); });
+    codec::Compressor c(params, plain.size(), [&](Bytes b) { body.insert(body.end(), b.begin(), b.end()); });
     // Feed in two pieces: streaming must not change the bytes.
     c.write(Bytes(plain).first(50));
     c.write(Bytes(plain).subspan(50));
@@ -111,7 +111,7 @@ TEST_CASE("CCOB: header and zstd stream equal LLVM 19's bytes (levels 3 and 9)")
     auto parsed = formats::read_ccob_header(expected, name);
     CHECK(parsed.version == 2);
     CHECK(parsed.hash == 0x2bcafb899a29dc94ull);
-    CHECK(compress::decompress(parsed.method, formats::ccob_payload(expected, parsed), parsed.uncompressed_size) == plain);
+    CHECK(codec::decompress(parsed.method, formats::ccob_payload(expected, parsed), parsed.uncompressed_size) == plain);
   }
 }
 
@@ -126,45 +126,45 @@ TEST_CASE("CCOB: lying headers are refused before allocating") {
   CHECK_THROWS_WITH_AS(formats::read_ccob_header(version, "c.bc"), "c.bc: unknown compressed bundle version 7, at offset 0x4",
                        Error);
   auto h = formats::read_ccob_header(data, "c.bc");
-  CHECK_THROWS_WITH_AS(compress::decompress(h.method, formats::ccob_payload(data, h), 1ull << 40),
+  CHECK_THROWS_WITH_AS(codec::decompress(h.method, formats::ccob_payload(data, h), 1ull << 40),
                        "declared uncompressed size 0x10000000000 is more than 0x71 compressed bytes can hold", Error);
-  CHECK_THROWS_WITH_AS(compress::decompress(h.method, formats::ccob_payload(data, h), 100),
+  CHECK_THROWS_WITH_AS(codec::decompress(h.method, formats::ccob_payload(data, h), 100),
                        "Destination buffer is too small", Error);
 }
 
 TEST_CASE("zlib streams round-trip and report LLVM's error names") {
   auto plain = golden("19-mixed.bc");
-  compress::Params params;
-  params.method = compress::Method::Zlib;
+  codec::Params params;
+  params.method = codec::Method::Zlib;
   params.level = 6;
   std::vector<std::byte> z;
-  compress::Compressor c(params, plain.size(), [&](Bytes b) { z.insert(z.end(), b.begin(), b.end()); });
+  codec::Compressor c(params, plain.size(), [&](Bytes b) { z.insert(z.end(), b.begin(), b.end()); });
   c.write(plain);
   c.finish();
-  CHECK(compress::decompress(compress::Method::Zlib, z, plain.size()) == plain);
+  CHECK(codec::decompress(codec::Method::Zlib, z, plain.size()) == plain);
   auto bad = z;
   bad[5] ^= std::byte{0xff};
-  CHECK_THROWS_AS(compress::decompress(compress::Method::Zlib, bad, plain.size()), Error);
+  CHECK_THROWS_AS(codec::decompress(codec::Method::Zlib, bad, plain.size()), Error);
 }
 
 TEST_CASE("zlib decompression reports what LLVM's uncompress() reports") {
   auto plain = golden("19-mixed.bc");
-  compress::Params params;
-  params.method = compress::Method::Zlib;
+  codec::Params params;
+  params.method = codec::Method::Zlib;
   params.level = 6;
-  auto z = compress::compress_all(params, plain);
+  auto z = codec::compress_all(params, plain);
   std::vector<std::byte> cut(z.begin(), z.end() - 10);  // data missing, not just the trailer
-  CHECK_THROWS_WITH_AS(compress::decompress(compress::Method::Zlib, cut, plain.size()), "zlib error: Z_DATA_ERROR", Error);
-  CHECK_THROWS_WITH_AS(compress::decompress(compress::Method::Zlib, z, plain.size() - 1), "zlib error: Z_BUF_ERROR", Error);
-  auto empty = compress::compress_all(params, {});
-  CHECK(compress::decompress(compress::Method::Zlib, empty, 0).empty());
+  CHECK_THROWS_WITH_AS(codec::decompress(codec::Method::Zlib, cut, plain.size()), "zlib error: Z_DATA_ERROR", Error);
+  CHECK_THROWS_WITH_AS(codec::decompress(codec::Method::Zlib, z, plain.size() - 1), "zlib error: Z_BUF_ERROR", Error);
+  auto empty = codec::compress_all(params, {});
+  CHECK(codec::decompress(codec::Method::Zlib, empty, 0).empty());
 }
 
 TEST_CASE("one-shot zstd equals LLVM 19's CCOB payload") {
   auto plain = golden("19-hip2.bc");
   auto expected = golden("19-hip2-compressed.bc");
-  compress::Params params;
-  auto body = compress::compress_all(params, plain);
+  codec::Params params;
+  auto body = codec::compress_all(params, plain);
   CHECK(std::vector<std::byte>(expected.begin() + 24, expected.end()) == body);
 }
 
@@ -174,23 +174,23 @@ TEST_CASE("streamed decompression gives the one-shot bytes and the same verdicts
   auto payload = formats::ccob_payload(expected, h);
   std::vector<std::byte> got;
   std::uint64_t consumed = 0;
-  compress::decompress_stream(
+  codec::decompress_stream(
       h.method, payload, h.uncompressed_size, [&](Bytes b) { got.insert(got.end(), b.begin(), b.end()); },
       [&](std::uint64_t n) { consumed = n; });
   CHECK(got == golden("19-hip2.bc"));
   CHECK(consumed == payload.size());
   auto sink = [](Bytes) {};
-  CHECK_THROWS_WITH_AS(compress::decompress_stream(h.method, payload, h.uncompressed_size - 1, sink),
+  CHECK_THROWS_WITH_AS(codec::decompress_stream(h.method, payload, h.uncompressed_size - 1, sink),
                        "Destination buffer is too small", Error);
-  CHECK_THROWS_WITH_AS(compress::decompress_stream(h.method, payload.first(payload.size() - 4), h.uncompressed_size, sink),
+  CHECK_THROWS_WITH_AS(codec::decompress_stream(h.method, payload.first(payload.size() - 4), h.uncompressed_size, sink),
                        "Src size is incorrect", Error);
-  compress::Params zp;
-  zp.method = compress::Method::Zlib;
+  codec::Params zp;
+  zp.method = codec::Method::Zlib;
   auto plain = golden("19-mixed.bc");
-  auto z = compress::compress_all(zp, plain);
+  auto z = codec::compress_all(zp, plain);
   got.clear();
-  compress::decompress_stream(compress::Method::Zlib, z, plain.size(), [&](Bytes b) { got.insert(got.end(), b.begin(), b.end()); });
+  codec::decompress_stream(codec::Method::Zlib, z, plain.size(), [&](Bytes b) { got.insert(got.end(), b.begin(), b.end()); });
   CHECK(got == plain);
-  CHECK_THROWS_WITH_AS(compress::decompress_stream(compress::Method::Zlib, Bytes(z).first(z.size() - 10), plain.size(), sink),
+  CHECK_THROWS_WITH_AS(codec::decompress_stream(codec::Method::Zlib, Bytes(z).first(z.size() - 10), plain.size(), sink),
                        "zlib error: Z_DATA_ERROR", Error);
 }

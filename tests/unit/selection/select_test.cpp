@@ -1,13 +1,14 @@
 #include <doctest/doctest.h>
 
 #include "contents/walker.h"
-#include "compat/select.h"
 #include "formats/bundle_binary.h"
 #include "formats/offload_binary.h"
+#include "selection/select.h"
 #include "support/error.h"
 #include "../test_files.h"
 
 using namespace ot::compat;
+using namespace ot::selection;
 using ot::contents::collect;
 
 namespace {

@@ -1,4 +1,4 @@
-#include "compress/codec.h"
+#include "codec/codec.h"
 
 // ZSTD_c_stableInBuffer is in zstd's experimental API (stable since 1.4.9 in
 // behaviour); the static build links the same libzstd the headers describe.
@@ -14,7 +14,7 @@
 #include "support/mapped_file.h"
 #include "support/output_file.h"
 
-namespace ot::compress {
+namespace ot::codec {
 
 std::string_view method_name(Method m) { return m == Method::Zstd ? "zstd" : "zlib"; }
 
@@ -464,4 +464,4 @@ std::vector<std::byte> decompress(Method method, Bytes src, std::uint64_t size) 
   return out;
 }
 
-}  // namespace ot::compress
+}  // namespace ot::codec

@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "compress/codec.h"
+#include "codec/codec.h"
 #include "support/mapped_file.h"
 
 using namespace ot;
-using compress::Compressor;
+using codec::Compressor;
 
 namespace {
 
@@ -31,7 +31,7 @@ std::vector<std::byte> test_data(std::size_t blocks) {
   return d;
 }
 
-std::vector<std::byte> compress_stable(const compress::Params& p, Bytes data, std::size_t first_piece) {
+std::vector<std::byte> compress_stable(const codec::Params& p, Bytes data, std::size_t first_piece) {
   std::vector<std::byte> out;
   Compressor c(p, data.size(), [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); }, Compressor::Input::Stable);
   // Irregular pieces, each continuing the previous one in memory.
@@ -46,20 +46,20 @@ std::vector<std::byte> compress_stable(const compress::Params& p, Bytes data, st
 TEST_CASE("a stable input gives the one-call bytes (LLVM's) however it is cut, past the window too") {
   const std::vector<std::byte> data = test_data(96);  // 6 MiB, more than the windows of levels 1 and 3 without LDM
   struct Case {
-    compress::Method method;
+    codec::Method method;
     int level;
     bool ldm;
   };
-  for (Case k : {Case{compress::Method::Zstd, 1, false}, Case{compress::Method::Zstd, 3, false},
-                 Case{compress::Method::Zstd, 3, true}, Case{compress::Method::Zstd, 9, true},
-                 Case{compress::Method::Zlib, 6, false}}) {
+  for (Case k : {Case{codec::Method::Zstd, 1, false}, Case{codec::Method::Zstd, 3, false},
+                 Case{codec::Method::Zstd, 3, true}, Case{codec::Method::Zstd, 9, true},
+                 Case{codec::Method::Zlib, 6, false}}) {
     CAPTURE(k.level);
     CAPTURE(k.ldm);
-    compress::Params p;
+    codec::Params p;
     p.method = k.method;
     p.level = k.level;
     p.long_distance = k.ldm;
-    const std::vector<std::byte> one_call = compress::compress_all(p, data);
+    const std::vector<std::byte> one_call = codec::compress_all(p, data);
     CHECK(compress_stable(p, data, 1) == one_call);
     CHECK(compress_stable(p, data, 100000) == one_call);
     CHECK(compress_stable(p, data, data.size()) == one_call);
@@ -67,7 +67,7 @@ TEST_CASE("a stable input gives the one-call bytes (LLVM's) however it is cut, p
 }
 
 TEST_CASE("the window a stable-input caller must keep, and writes that do not continue the input") {
-  compress::Params p;  // LLVM's: zstd level 3 with long-distance matching
+  codec::Params p;  // LLVM's: zstd level 3 with long-distance matching
   std::vector<std::byte> data(1000);
   Compressor ldm(p, std::uint64_t{1} << 32, [](Bytes) {}, Compressor::Input::Stable);
   CHECK(ldm.window_size() == std::uint64_t{1} << 27);  // ZSTD_LDM_DEFAULT_WINDOW_LOG
@@ -76,7 +76,7 @@ TEST_CASE("the window a stable-input caller must keep, and writes that do not co
   CHECK(small.window_size() <= 1024);  // zstd shrinks the window to the input
   small.write(Bytes(data).first(10));
   CHECK_THROWS_AS(small.write(Bytes(data).subspan(20, 10)), std::logic_error);
-  p.method = compress::Method::Zlib;
+  p.method = codec::Method::Zlib;
   p.level = 6;
   Compressor zlib(p, 1000, [](Bytes) {}, Compressor::Input::Stable);
   CHECK(zlib.window_size() == 32768);
@@ -91,12 +91,12 @@ TEST_CASE("decompress_into reports progress in steps of a few MiB however compre
   for (std::size_t i = 0; i < halves.size() / 2; ++i)
     halves[i] = halves[i + halves.size() / 2] = static_cast<std::byte>(rng());
   for (const std::vector<std::byte>* data : {&zeros, &halves}) {
-    compress::Params p;  // LLVM's settings: zstd 3 with long-distance matching
-    const std::vector<std::byte> packed = compress::compress_all(p, *data);
+    codec::Params p;  // LLVM's settings: zstd 3 with long-distance matching
+    const std::vector<std::byte> packed = codec::compress_all(p, *data);
     REQUIRE(packed.size() < data->size() * 6 / 10);
     std::vector<std::byte> out(data->size(), std::byte{1});
     std::uint64_t last = 0, largest_step = 0, calls = 0;
-    compress::decompress_into(p.method, packed, out, [&](std::uint64_t n) {
+    codec::decompress_into(p.method, packed, out, [&](std::uint64_t n) {
       largest_step = std::max(largest_step, n - last);
       last = n;
       ++calls;
@@ -110,32 +110,32 @@ TEST_CASE("decompress_into reports progress in steps of a few MiB however compre
 
 TEST_CASE("decompress_to_file: decompress's bytes in a mapped scratch file, each piece seen once") {
   const std::vector<std::byte> data = test_data(96);
-  for (compress::Method m : {compress::Method::Zstd, compress::Method::Zlib}) {
-    compress::Params p;
+  for (codec::Method m : {codec::Method::Zstd, codec::Method::Zlib}) {
+    codec::Params p;
     p.method = m;
-    const std::vector<std::byte> packed = compress::compress_all(p, data);
+    const std::vector<std::byte> packed = codec::compress_all(p, data);
     std::vector<std::byte> seen;
-    std::shared_ptr<InputFile> f = compress::decompress_to_file(
+    std::shared_ptr<InputFile> f = codec::decompress_to_file(
         m, packed, data.size(), "", "plain", [&](Bytes b) { seen.insert(seen.end(), b.begin(), b.end()); });
     REQUIRE(f);
     CHECK(f->size() == data.size());
     CHECK(std::equal(data.begin(), data.end(), f->bytes().begin(), f->bytes().end()));
     CHECK(seen == data);
     // A declared size the data does not decode to is the decoder's error.
-    CHECK_THROWS_AS(compress::decompress_to_file(m, packed, data.size() + 1, "", "plain"), Error);
+    CHECK_THROWS_AS(codec::decompress_to_file(m, packed, data.size() + 1, "", "plain"), Error);
   }
 }
 
 TEST_CASE("decompress_into gives decompress's bytes and errors, using the destination as its window") {
   const std::vector<std::byte> data = test_data(96);
   for (bool zstd : {true, false}) {
-    compress::Params p;
-    p.method = zstd ? compress::Method::Zstd : compress::Method::Zlib;
+    codec::Params p;
+    p.method = zstd ? codec::Method::Zstd : codec::Method::Zlib;
     p.level = zstd ? 1 : 6;  // zstd level 1: a 512 KiB window, far shorter than the data
-    const std::vector<std::byte> packed = compress::compress_all(p, data);
+    const std::vector<std::byte> packed = codec::compress_all(p, data);
     std::vector<std::byte> out(data.size());
     std::uint64_t last = 0, consumed = 0;
-    compress::decompress_into(
+    codec::decompress_into(
         p.method, packed, out,
         [&](std::uint64_t n) {
           CHECK(n >= last);
@@ -150,7 +150,7 @@ TEST_CASE("decompress_into gives decompress's bytes and errors, using the destin
     auto fails = [&](Bytes src, std::uint64_t size) -> std::string {
       std::vector<std::byte> dst(size);
       try {
-        compress::decompress_into(p.method, src, dst, {});
+        codec::decompress_into(p.method, src, dst, {});
       } catch (const Error& e) {
         return e.message();
       }

@@ -1,5 +1,6 @@
 // Which entry a runtime loads for a GPU (select), and whether a file's bundles
-// follow the composition rules (verify).
+// follow the composition rules (verify): an engine over what contents/walker
+// finds, using the target-ID rules of compat/target_spec below it.
 #pragma once
 
 #include <optional>
@@ -9,11 +10,14 @@
 #include "compat/target_spec.h"
 #include "contents/walker.h"
 
-namespace ot::compat {
+namespace ot::selection {
 
 // The containers and entries the rules apply to: contents/walker's.
 using FoundContainer = contents::FoundContainer;
 using FoundEntry = contents::Entry;
+using compat::CheckOptions;
+using compat::CheckResult;
+using compat::TargetSpec;
 
 struct Candidate {
   FoundEntry entry;
@@ -55,4 +59,4 @@ struct Finding {
 // entry's target ID; non-canonical spellings are warnings.
 std::vector<Finding> verify_containers(const std::vector<FoundContainer>& containers);
 
-}  // namespace ot::compat
+}  // namespace ot::selection

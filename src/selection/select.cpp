@@ -1,4 +1,4 @@
-#include "compat/select.h"
+#include "selection/select.h"
 
 #include <algorithm>
 #include <map>
@@ -9,8 +9,12 @@
 #include "support/error.h"
 #include "target/processors.h"
 
-namespace ot::compat {
+namespace ot::selection {
 namespace {
+
+using compat::Family;
+using compat::parse_spec;
+using compat::Step;
 
 std::string hint_for(const Selection& s, const TargetSpec& target) {
   // An entry for the right processor that only misses on a feature setting.
@@ -193,4 +197,4 @@ std::vector<Finding> verify_containers(const std::vector<FoundContainer>& contai
   return out;
 }
 
-}  // namespace ot::compat
+}  // namespace ot::selection

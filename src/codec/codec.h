@@ -16,7 +16,7 @@ class InputFile;   // support/mapped_file.h
 class OutputFile;  // support/output_file.h
 }
 
-namespace ot::compress {
+namespace ot::codec {
 
 // The numbers are llvm::compression::Format, stored in CCOB headers.
 enum class Method : std::uint16_t { Zlib = 0, Zstd = 1 };
@@ -137,4 +137,4 @@ std::shared_ptr<InputFile> decompress_to_file(Method method, Bytes src, std::uin
                                               const std::string& name, const Sink& produced = {},
                                               const std::function<void(std::uint64_t)>& consumed = {});
 
-}  // namespace ot::compress
+}  // namespace ot::codec
