@@ -5,11 +5,7 @@
 #include <map>
 
 #include "compat/code_object.h"
-#include "formats/bundle_binary.h"
-#include "formats/bundle_text.h"
-#include "formats/compressed_bundle.h"
-#include "formats/nv_fatbin.h"
-#include "formats/offload_binary.h"
+#include "contents/walker.h"
 #include "target/processors.h"
 
 namespace ot::contents {
@@ -157,9 +153,7 @@ std::optional<PerGpuName> per_gpu_name(std::string_view base_name) {
 }
 
 bool is_standalone_device_code(Bytes prefix) {
-  return compat::bare_code(prefix) || formats::has_ccob_magic(prefix) || formats::has_binary_bundle_magic(prefix) ||
-         formats::has_offload_binary_magic(prefix) || formats::has_fatbin_magic(prefix) ||
-         formats::find_text_comment(prefix);
+  return compat::bare_code(prefix) || !container_kind(prefix).empty();
 }
 
 std::string_view folder_of(std::string_view path) {

@@ -91,6 +91,15 @@ bool may_hold_device_code(Bytes p) {
   return as_chars(p).find(kTextStart) != std::string_view::npos || compat::bare_code(p).has_value();
 }
 
+std::string container_kind(Bytes p) {
+  if (formats::has_ccob_magic(p)) return "compressed bundle";
+  if (formats::has_fatbin_magic(p)) return "NVIDIA fatbins";
+  if (formats::has_offload_binary_magic(p)) return "offload binaries";
+  if (formats::has_binary_bundle_magic(p)) return "binary bundle";
+  if (formats::find_text_comment(p)) return "text bundle";
+  return "";
+}
+
 namespace {
 
 // The CCOB an entry is inside: its bytes in the file (header included).

@@ -173,6 +173,12 @@ class Visitor {
 // through (a package's members) or copied as it is (prune of a tree).
 bool may_hold_device_code(Bytes prefix);
 
+// What the device-code container filling a file is, by its first bytes (as
+// prune's reports name it): "compressed bundle", "NVIDIA fatbins", "offload
+// binaries", "binary bundle", "text bundle"; "" for anything else (a bare code
+// object too: compat::bare_code).
+std::string container_kind(Bytes prefix);
+
 // "no device code found (...)": what every applet (list, size, unbundle
 // --extract-dir, compat) says of a file a walk finds no entry in.
 extern const char* const kNoDeviceCode;

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "archive/ar_reader.h"
+#include "contents/walker.h"
 #include "formats/nv_fatbin.h"
 #include "object/object_file.h"
 #include "prune/kinds.h"
@@ -128,7 +129,7 @@ Report prune_archive(const InputFile& in, const Selection& selection, const std:
     if (m.kind != archive::Member::Kind::Regular) return std::nullopt;
     if ((kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) && holds_container(m.data, name))
       return plan_object(in, m.offset, m.data, selection, name, fmt::format("member {}, ", m.name), true);
-    if (kind == object::ObjectKind::NotObject && !container_kind(m.data).empty()) {
+    if (kind == object::ObjectKind::NotObject && !contents::container_kind(m.data).empty()) {
       ObjectPlan plan;
       // A member of NVIDIA fatbins may keep nothing, as an object's may.
       Selection each = selection;

@@ -385,15 +385,6 @@ bool stays(const Selection& selection, std::string_view id, const Where& where) 
   return selection.mode == Selection::Mode::Keep ? any : !any;
 }
 
-std::string container_kind(Bytes data) {
-  if (formats::has_ccob_magic(data)) return "compressed bundle";
-  if (formats::has_fatbin_magic(data)) return "NVIDIA fatbins";
-  if (formats::has_offload_binary_magic(data)) return "offload binaries";
-  if (formats::has_binary_bundle_magic(data)) return "binary bundle";
-  if (formats::find_text_comment(data)) return "text bundle";
-  return "";
-}
-
 Report prune_fatbin_container(const ByteSource& src, const Selection& selection, const std::string& file,
                               const codec::Sink& sink) {
   std::vector<Piece> pieces;

@@ -192,8 +192,4 @@ void check_not_empty(const Selection& selection, const Report& r, const std::str
 // anything is renamed into place or changed.
 void check_found(const Selection& selection, const TreeReport& r, const std::string& file);
 
-// What the container filling `data` is, as Report::container names it, or ""
-// when prune_container does not know it.
-std::string container_kind(Bytes data);
-
 }  // namespace ot::prune

@@ -137,7 +137,7 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
   Standalone s = standalone_entries(in, selection, file);
   if (s.entries.empty()) return without_code();
   if (s.all_stay) {
-    o.report = Report{container_kind(prefix), std::move(s.entries), size, size};
+    o.report = Report{contents::container_kind(prefix), std::move(s.entries), size, size};
     return o;
   }
   o.action = FileAction::Write;
@@ -148,7 +148,7 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
   } catch (const NothingStays& e) {
     o.action = FileAction::Remove;
     o.report = e.report();
-    o.report.container = container_kind(prefix);
+    o.report.container = contents::container_kind(prefix);
     o.report.size_before = size;
     o.report.size_after = 0;
     o.report.notes.push_back("no device entry stays: the file is left out");
