@@ -28,6 +28,7 @@ Needs bash and LLVM 19's and 22's clang-offload-bundler (scripts/install-deps).
 Prints "N passed, M failed"; exits 1 on failure.
 """
 
+import glob
 import os
 import re
 import shutil
@@ -161,6 +162,11 @@ def body(root):
         text = f.read()
     lines = text.count('\n')
     check('README.md: at most %d lines (reference material lives in docs/)' % MAX_LINES, lines <= MAX_LINES, lines)
+    for path in [README] + sorted(glob.glob(os.path.join(harness.SOURCE_ROOT, 'docs', '*.md'))):
+        with open(path, encoding='utf-8') as f:
+            fences = [line for line in f.read().split('\n') if line.startswith('```')]
+        check('%s: every code block is closed' % os.path.relpath(path, harness.SOURCE_ROOT),
+              len(fences) % 2 == 0 and all(f == '```' for f in fences[1::2]), fences)
     for link in sorted(set(re.findall(r'\]\((docs/[^)#]+)', text))):
         check('README.md links %s, which exists' % link, os.path.exists(os.path.join(harness.SOURCE_ROOT, link))
               or link == 'docs/size-html.md', link)  # size --html's page: its branch adds it
