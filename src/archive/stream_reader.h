@@ -1,7 +1,7 @@
 // Reading tar (plain or gzip, bzip2, xz, zstd compressed), zip, cpio and rpm
 // archives through libarchive, in one streaming pass over bytes in memory (a
 // mapped file, or a range of one: a .deb's data.tar.xz member). Only the
-// formats and filters the lean static libarchive has are enabled (README).
+// formats and filters the lean static libarchive has are enabled (docs/install.md).
 // ar archives are archive/ar_reader's, not this.
 #pragma once
 

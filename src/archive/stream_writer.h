@@ -2,7 +2,7 @@
 // compressed with gzip, bzip2, xz or zstd, in one streaming pass to a sink:
 // the writing half of archive/stream_reader, for rewriting packages member by
 // member (prune/package). Only the writers the lean static libarchive has are
-// used (README).
+// used (docs/install.md).
 //
 // Deterministic: every header field comes from the entries given (a reader's,
 // as read), none from the clock or the process -- the gzip header's mtime is

@@ -22,7 +22,7 @@
 // Files named for no GPU (TensileLiteLibrary_lazy_Mapping.dat,
 // TensileLibrary_*_fallback.dat, hipblasltExtOpLibrary.dat, rocBLAS 5's one
 // TensileLibrary.dat) are no per-GPU files. Looked at and not in the table
-// (README "Per-GPU files"): rocFFT's kernel cache (one file for every GPU),
+// (docs/per-gpu-files.md): rocFFT's kernel cache (one file for every GPU),
 // composable_kernel (headers and static code: its kernels live in the
 // libraries that use it), MIGraphX (compiles at run time, ships no per-GPU
 // files), AITER (hsa/<gfx>/ folders of bare code objects: those are device
@@ -41,7 +41,7 @@ namespace ot::contents {
 
 struct PerGpuLayout {
   std::string_view name;   // "Tensile"
-  std::string_view files;  // the names it covers, in words (--help, README)
+  std::string_view files;  // the names it covers, in words (--help, docs/per-gpu-files.md)
   std::string_view where;  // the folder rule, in words
   // The target ID (canonical: "gfx90a:xnack+") a file's base name carries
   // in this layout, or nullopt when the name is none of the layout's.

@@ -3,7 +3,7 @@
 // `--bytes` shows exact byte counts instead; the JSON outputs always give
 // exact integers. Offsets are addresses, not sizes: they stay in hex.
 //
-// The rule, as README.md documents it ("Sizes"):
+// The rule, as docs/sizes.md documents it:
 //   - below 1024 bytes, the count and B: "0 B", "1023 B";
 //   - from 1024 bytes on, the largest binary unit the size reaches (KiB, MiB,
 //     GiB, TiB, PiB, EiB: powers of 1024), with one decimal, rounded to the

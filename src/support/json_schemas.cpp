@@ -285,9 +285,9 @@ constexpr F kSizeFields[] = {
     {"trees[].special_files", "fifos, sockets and devices (skipped)"},
     {"trees[].targets",
      "[row...] over the directory's files; each row also carries \"per_gpu_files\" and \"per_gpu_bytes\" (added "
-     "within major 1): the per-GPU files of its target (Tensile's indexes, MIOpen's databases: README \"Per-GPU "
-     "files\"), which hold no device code and count in no other member; a target with only such files has a row "
-     "of its own"},
+     "within major 1): the per-GPU files of its target (Tensile's indexes, MIOpen's databases: "
+     "docs/per-gpu-files.md), which hold no device code and count in no other member; a target with only such "
+     "files has a row of its own"},
     {"row: target", "the canonical target ID"},
     {"row: entries", "its entries"},
     {"row: file_bytes",

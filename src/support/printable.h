@@ -3,7 +3,7 @@
 // name can end a line early or drive the terminal (ESC[2J). The JSON outputs
 // escape with support/json.h instead.
 //
-// The escape, as README.md documents it: a backslash is shown as \\, newline,
+// The escape, as docs/outputs.md documents it: a backslash is shown as \\, newline,
 // carriage return and tab as \n, \r and \t, every other control character
 // (C0, DEL, and C1: U+0080-U+009F) and every byte that is not part of valid
 // UTF-8 as \xHH, one escape per byte. Everything else, UTF-8 included, is

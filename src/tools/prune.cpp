@@ -267,7 +267,7 @@ cli::AppletBody define_prune(CLI::App& app) {
       "one image less for each binary dropped), and the file shrinks by whole pages; no address of code or data "
       "changes, and what cannot be moved safely is refused. A target is a target ID (gfx90a, gfx90a:xnack+, "
       "gfx9-generic, sm_80, compute_80) or a bundle entry ID (hipv4-amdgcn-amd-amdhsa--gfx90a), as every applet "
-      "takes targets (README: \"Targets\"), matched with compat's rules: a feature the target leaves "
+      "takes targets (docs/targets.md), matched with compat's rules: a feature the target leaves "
       "out matches any setting, and a full target ID (gfx90a:sramecc+:xnack-) keeps what that GPU can load. Host "
       "entries always stay. A package is rewritten member by member in one decompression and one compression pass "
       "(prune/package.h): a .deb (data.tar.* with its format and compression, md5sums and Installed-Size in "

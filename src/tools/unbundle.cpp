@@ -48,7 +48,7 @@ commas (--target gfx90a,sm_80); none: every entry. A target is
     left out means any setting (gfx90a selects gfx90a, gfx90a:xnack+ and
     gfx90a:xnack-; gfx90a:xnack- only gfx90a:xnack-), a generic target only
     code built for it, sm_80 the sm_80 cubins, compute_80 the compute_80 PTX.
-(The target syntax of prune and compat; README: "Targets".) An input without
+(The target syntax of prune and compat; docs/targets.md.) An input without
 any device code is an error, as in 'offloadtool list'.
 Each selected code object becomes one file in DIR (created if missing),
 named as it would be in a device archive after the innermost archive or

@@ -14,7 +14,7 @@
 (e) offloadtool-json(7), the --json schemas (src/support/json_schemas.cpp):
     renders without a warning; every schema it documents is named
     offloadtool-<output>/<major>, is the one the --help of an applet's --json
-    names, is in that applet's page (JSON OUTPUT) and in README.md; and
+    names, is in that applet's page (JSON OUTPUT) and in docs/json-schemas.md; and
     `compat canonical --json` prints the schema its --help names.
 
 Environment: OFFLOADTOOL = the offloadtool binary, OT_SOURCE_ROOT = the source tree;
@@ -207,7 +207,7 @@ def checked_render(a_dir, name):
 
 
 def json_checks(a_dir, applets, pages):
-    """(e): the schema reference against --help, the applets' pages, README and an output."""
+    """(e): the schema reference against --help, the applets' pages, docs/json-schemas.md and an output."""
     name = 'share/man/man7/offloadtool-json.7'
     text = checked_render(a_dir, name)
     for section in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'SCHEMAS', 'SEE ALSO'):
@@ -236,14 +236,14 @@ def json_checks(a_dir, applets, pages):
                 named.setdefault(s, set()).add(a)
     check('every schema a --help names is documented, and every documented one is named',
           set(named) == set(documented), (sorted(named), documented))
-    with open(os.path.join(SRC, 'README.md')) as f:
-        readme = f.read()
+    with open(os.path.join(SRC, 'docs', 'json-schemas.md')) as f:
+        schemas_doc = f.read()
     for s in documented:
         for a in sorted(named.get(s, ())):
             page = pages.get('offloadtool-%s.1' % a, '')
             json_section = page[page.find('\nJSON OUTPUT\n'):] if '\nJSON OUTPUT\n' in page else ''
             check('offloadtool-%s.1: JSON OUTPUT names %s' % (a, s), s in json_section, json_section[:300])
-        check('README.md names %s' % s, s in readme, '')
+        check('docs/json-schemas.md names %s' % s, s in schemas_doc, '')
     compat = [s for s in documented if s.startswith('offloadtool-compat/')]
     rc, out, err = run([OT, 'compat', 'canonical', '--json', 'gfx90a'])
     check('compat canonical --json prints the schema documented', rc == 0 and compat and

@@ -4,7 +4,7 @@
   4. a library's message (libarchive's, which ends some with a newline) never
      splits an error: every error is one line;
   5. text from a file (entry IDs, member names) reaches the human-readable
-     outputs with its control characters escaped (\\n, \\x1b ...; README.md,
+     outputs with its control characters escaped (\\n, \\x1b ...; docs/outputs.md,
      "Names with control characters"), and JSON stays JSON;
   7. two .hip_fatbin sections are named as such; prune of an empty .hip_fatbin
      says there is nothing to prune; compat verify of a file without device code

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every target form of `offloadtool unbundle INPUT --extract-dir DIR --target T`
-(README: "Targets"), and what unbundle says of an input without device code.
+(docs/targets.md), and what unbundle says of an input without device code.
 
 AMD: a bundle made by the release's clang-offload-bundler from small payloads
 (host, hipv4 gfx90a:xnack+, gfx90a:xnack-, gfx1100, gfx9-generic; LLVM refuses

@@ -67,7 +67,7 @@ of major X and minor >= Y [B]; PTX compute_XY is JIT-compiled for any GPU of
 compute capability >= X.Y [P]; the driver takes a cubin that fits before PTX
 [J]. `--keep sm_XY` keeps what such a GPU loads: the fitting cubin of the
 highest minor, else the newest fitting PTX (where NVIDIA documents no order:
-offloadtool's rule, README "NVIDIA fat binaries"); `--keep compute_XY` the
+offloadtool's rule, docs/nvidia.md); `--keep compute_XY` the
 newest PTX at most XY; a list keeps the union.
 
 What nvprune 11.8 does, as seen here: -arch names one target, matched by name

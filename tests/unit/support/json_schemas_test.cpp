@@ -7,7 +7,7 @@
 
 using namespace ot;
 
-// The names scripts check: changing one is a new major (README, "JSON schemas").
+// The names scripts check: changing one is a new major (docs/json-schemas.md).
 TEST_CASE("json schemas: the names the writers print") {
   CHECK(json::schema_name(json::Schema::Compat) == "offloadtool-compat/1");
   CHECK(json::schema_name(json::Schema::CompressInfo) == "offloadtool-compress-info/2");
