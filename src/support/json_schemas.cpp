@@ -270,7 +270,10 @@ constexpr F kSizeFields[] = {
     {"uncompressed_bytes", "the bytes all entries decompress to"},
     {"entries", "how many entries there are"},
     {"targets[]", "a row per target over all files, largest file_bytes first"},
-    {"files[]", "with --per-file: {\"file\", \"targets\": [row...]} per file given; for a directory, per file of it holding device code (the directory as given, then the path inside it)"},
+    {"files[]", "with --per-file: {\"file\", \"bytes\", \"targets\": [row...]} per file given; for a directory, per file of it holding device code (the directory as given, then the path inside it)"},
+    {"files[].bytes",
+     "the file's bytes on disk (st_size; added within major 1); null for standard input and what is no regular "
+     "file"},
     {"bundles[]", "with --per-bundle: {\"file\", \"path\": [chain...], \"targets\": [row...]} per container"},
     {"trees[]",
      "with --per-file, one per directory given that holds device code (added within major 1): what the install "
@@ -288,6 +291,14 @@ constexpr F kSizeFields[] = {
      "within major 1): the per-GPU files of its target (Tensile's indexes, MIOpen's databases: "
      "docs/per-gpu-files.md), which hold no device code and count in no other member; a target with only such "
      "files has a row of its own"},
+    {"trees[].per_gpu[]",
+     "each of those per-GPU files, in the order of their paths (added within major 1): {\"file\" (the directory "
+     "as given, then the path inside it), \"layout\" (\"Tensile\", \"MIOpen\"), \"target\" (canonical), "
+     "\"bytes\" (on disk)}"},
+    {"trees[].other[]",
+     "the directory's other files (no device code, no per-GPU file) per folder, in the order of the folders' paths "
+     "(added within major 1): {\"folder\" (the directory as given, then the path inside it), \"files\", "
+     "\"bytes\" (on disk)}; with files[] and per_gpu[] they add up to the tree's files and bytes"},
     {"row: target", "the canonical target ID"},
     {"row: entries", "its entries"},
     {"row: file_bytes",
@@ -351,7 +362,9 @@ constexpr SchemaDoc kSchemas[] = {
      "A row is {\"target\", \"entries\", \"file_bytes\", \"uncompressed_bytes\", \"share\"} (\"row: <member>\" "
      "below). A file that fails counts for nothing: the message goes to standard error and the exit status is "
      "1.",
-     kBytesEscaped, "offloadtool-size/1 is the first major version; \"trees\" was added within it."},
+     kBytesEscaped,
+     "offloadtool-size/1 is the first major version; \"trees\", then \"files[].bytes\", \"trees[].per_gpu\" "
+     "and \"trees[].other\" were added within it."},
 };
 
 // "offloadtool-<output>/<major>": <output> lower-case letters and '-', <major> a number without a leading 0.

@@ -20,6 +20,8 @@
 // does this install cost per GPU".
 // --json prints ONE object, schema json::Schema::Size (support/json_schemas.cpp
 // documents its members; offloadtool-json(7)).
+// --html writes one self-contained page (tools/size_html.h) that draws the
+// object --json --per-file --per-bundle prints, embedded in it as it is.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -31,6 +33,8 @@
 #include <memory>
 #include <optional>
 
+#include <sys/stat.h>
+
 #include "cli/diagnostics.h"
 #include "compat/code_object.h"
 #include "contents/per_gpu.h"
@@ -38,8 +42,10 @@
 #include "contents/walker.h"
 #include "support/json.h"
 #include "support/mapped_file.h"
+#include "support/output_file.h"
 #include "support/json_schemas.h"
 #include "support/printable.h"
+#include "tools/size_html.h"
 #include "tools/tools.h"
 
 namespace ot::tools {
@@ -47,7 +53,8 @@ namespace {
 
 struct SizeOptions {
   std::vector<std::string> inputs;
-  bool per_file = false, per_bundle = false, json = false;
+  bool per_file = false, per_bundle = false, json = false, html = false;
+  std::string output = "-";
   SizeStyle sizes = SizeStyle::Human;
   contents::Limits limits;
   Progress::Mode progress = Progress::Mode::Auto;
@@ -198,6 +205,28 @@ struct Tree {
   std::string root;
   std::uint64_t files = 0, bytes = 0, device_files = 0, symlinks = 0, hard_links = 0, special = 0;
   Table t;
+  struct PerGpuFile {
+    std::string file;
+    std::string_view layout;
+    std::string target;
+    std::uint64_t bytes = 0;
+  };
+  std::vector<PerGpuFile> per_gpu;  // in path order
+  // The files of each folder (as given) holding no device code and no per-GPU file.
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> other;  // folder -> (files, bytes)
+};
+
+// A file's bytes on disk, or nullopt when it is no regular file (standard input).
+std::optional<std::uint64_t> regular_size(const std::string& file) {
+  struct stat st {};
+  if (file == "-" || ::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+struct FileTable {
+  std::string file;
+  std::optional<std::uint64_t> bytes;
+  Table t;
 };
 
 void merge(Table& into, const Table& from) {
@@ -214,13 +243,13 @@ void merge(Table& into, const Table& from) {
 int size(const SizeOptions& o, const cli::Invocation& inv) {
   int rc = 0;
   Table all;
-  std::vector<std::pair<std::string, Table>> per_file;
+  std::vector<FileTable> per_file;
   std::vector<Bundle> per_bundle;
   std::vector<Tree> trees;
   std::uint64_t entries = 0;
   // Walks `file` into the tables; its own table, or nullopt when it failed
   // or (not `required`: a file of a directory) holds no device code.
-  auto walk = [&](const std::string& file, bool required) -> std::optional<Table> {
+  auto walk = [&](const std::string& file, bool required, std::optional<std::uint64_t> bytes) -> std::optional<Table> {
     Table before = all;  // a handful of targets
     Sizer sizer(file, all, o.per_bundle);
     try {
@@ -242,12 +271,12 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     }
     entries += sizer.found;
     std::move(sizer.bundles.begin(), sizer.bundles.end(), std::back_inserter(per_bundle));
-    if (o.per_file) per_file.emplace_back(file, sizer.file_table);
+    if (o.per_file) per_file.push_back({file, bytes, sizer.file_table});
     return std::move(sizer.file_table);
   };
   for (const std::string& input : o.inputs) {
     if (!contents::is_directory(input)) {
-      walk(input, true);
+      walk(input, true, regular_size(input));
       continue;
     }
     Tree tree;
@@ -272,7 +301,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
         case contents::TreeKind::File:
           ++tree.files;
           tree.bytes += static_cast<std::uint64_t>(item.st.st_size);
-          if (std::optional<Table> t = walk(item.path, false)) {
+          if (std::optional<Table> t = walk(item.path, false, static_cast<std::uint64_t>(item.st.st_size))) {
             ++tree.device_files;
             merge(tree.t, *t);
             std::array<std::byte, compat::kBareCodeSniff> head{};
@@ -284,12 +313,19 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
           break;
       }
     }
-    for (const contents::TreeItem* item : without_code)
+    for (const contents::TreeItem* item : without_code) {
+      const auto bytes = static_cast<std::uint64_t>(item->st.st_size);
       if (std::optional<contents::PerGpuName> n = per_gpu.classify(item->relative)) {
         Row& r = tree.t[n->target];
         ++r.per_gpu_files;
-        r.per_gpu_bytes += static_cast<std::uint64_t>(item->st.st_size);
+        r.per_gpu_bytes += bytes;
+        tree.per_gpu.push_back({item->path, n->layout->name, n->target, bytes});
+      } else {
+        auto& [files, sum] = tree.other[contents::tree_path(input, std::string(contents::folder_of(item->relative)))];
+        ++files;
+        sum += bytes;
       }
+    }
     if (tree.device_files == 0) {
       cli::print_error(inv.prog, Error::render({input}, kNoDeviceCode));
       rc = 1;
@@ -300,25 +336,35 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
   std::uint64_t uncompressed = 0;
   for (const auto& [k, r] : all) uncompressed += r.uncompressed;
   std::string out;
-  if (o.json) {
+  if (o.json || o.html) {
     out = fmt::format("{{\n  \"schema\": {},\n  \"file_bytes\": {},\n  \"uncompressed_bytes\": {},\n"
                       "  \"entries\": {},\n  \"targets\": {}",
                       json::str(json::schema_name(json::Schema::Size)), static_cast<std::uint64_t>(total_of(all)),
                       uncompressed, entries, json_rows(all));
     if (o.per_file) {
       std::string f;
-      for (const auto& [file, t] : per_file)
-        f += fmt::format("{}\n    {{\"file\": {}, \"targets\": {}}}", f.empty() ? "" : ",", json::str(file), json_rows(t));
+      for (const FileTable& x : per_file)
+        f += fmt::format("{}\n    {{\"file\": {}, \"bytes\": {}, \"targets\": {}}}", f.empty() ? "" : ",",
+                         json::str(x.file), x.bytes ? fmt::format("{}", *x.bytes) : "null", json_rows(x.t));
       out += fmt::format(",\n  \"files\": [{}\n  ]", f);
       if (!trees.empty()) {
         std::string d;
-        for (const Tree& x : trees)
+        for (const Tree& x : trees) {
+          std::string g, other;
+          for (const Tree::PerGpuFile& p : x.per_gpu)
+            g += fmt::format("{}\n      {{\"file\": {}, \"layout\": {}, \"target\": {}, \"bytes\": {}}}",
+                             g.empty() ? "" : ",", json::str(p.file), json::str(p.layout), json::str(p.target), p.bytes);
+          for (const auto& [folder, n] : x.other)
+            other += fmt::format("{}\n      {{\"folder\": {}, \"files\": {}, \"bytes\": {}}}",
+                                 other.empty() ? "" : ",", json::str(folder), n.first, n.second);
           d += fmt::format("{}\n    {{\"tree\": {}, \"files\": {}, \"bytes\": {}, \"device_files\": {}, "
                            "\"device_bytes\": {}, \"symlinks\": {}, \"hard_links\": {}, \"special_files\": {}, "
-                           "\"targets\": {}}}",
+                           "\"targets\": {},\n     \"per_gpu\": [{}{}],\n     \"other\": [{}{}]}}",
                            d.empty() ? "" : ",", json::str(x.root), x.files, x.bytes, x.device_files,
                            static_cast<std::uint64_t>(total_of(x.t)), x.symlinks, x.hard_links, x.special,
-                           json_rows(x.t, true));
+                           json_rows(x.t, true), g, g.empty() ? "" : "\n     ", other,
+                           other.empty() ? "" : "\n     ");
+        }
         out += fmt::format(",\n  \"trees\": [{}\n  ]", d);
       }
     }
@@ -337,8 +383,8 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     out = text_table(all, "", o.sizes);
     out += fmt::format("total: {} entries, {} in the files, {} uncompressed\n", entries,
                        size_text(static_cast<std::uint64_t>(total_of(all)), o.sizes), size_text(uncompressed, o.sizes));
-    for (const auto& [file, t] : per_file)
-      out += fmt::format("\n{}:\n{}", printable(file), text_table(t, "  ", o.sizes));
+    for (const FileTable& x : per_file)
+      out += fmt::format("\n{}:\n{}", printable(x.file), text_table(x.t, "  ", o.sizes));
     for (const Tree& x : trees) {
       auto device = static_cast<std::uint64_t>(total_of(x.t));
       out += fmt::format("\n{}: {} file{}, {} (hard links once); device code {} ({:.1f}%) in {} file{}; {} "
@@ -353,7 +399,15 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
     for (const Bundle& x : per_bundle)
       out += fmt::format("\n{}:\n{}", printable(x.name), text_table(x.t, "  ", o.sizes));
   }
-  print(out);
+  // No partial output: a page or file only when every input was read.
+  if (o.output == "-" && !o.html) {
+    print(out);
+    return rc;
+  }
+  if (rc != 0) return rc;
+  OutputFile file(o.output);
+  file.write(o.html ? size_html_page(out) : out);
+  file.commit();
   return rc;
 }
 
@@ -377,10 +431,22 @@ cli::AppletBody define_size(CLI::App& app) {
   app.add_flag("--per-bundle", o->per_bundle, "also break the bytes down per bundle (container)");
   app.add_flag("--json", o->json,
                fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::Size)));
+  auto* html = app.add_flag("--html", o->html,
+                            "write one self-contained HTML page instead (no network needed to view it): a treemap of "
+                            "the files and folders by bytes, each target's device code in its colour, host code and "
+                            "other files grey, per-GPU files in their GPU's colour; the table of targets; and what "
+                            "prune --keep of one target would save. Implies --per-file and --per-bundle; the page "
+                            "embeds the object --json --per-file --per-bundle prints, as it is");
+  app.add_option("-o,--output", o->output, "write to this file (a temporary file renamed when complete); '-' (the "
+                                           "default) is standard output");
+  html->excludes(app.get_option("--json"));
   add_bytes_flag(app, o->sizes);
   add_threads_option(app, o->limits);
   add_progress_option(app, o->progress);
-  return [o](const cli::Invocation& inv) { return size(*o, inv); };
+  return [o](const cli::Invocation& inv) {
+    if (o->html) o->per_file = o->per_bundle = true;
+    return size(*o, inv);
+  };
 }
 
 }  // namespace ot::tools
