@@ -144,8 +144,7 @@ def body(root):
         check('%s: every code block is closed' % os.path.relpath(path, harness.SOURCE_ROOT),
               len(fences) % 2 == 0 and all(f == '```' for f in fences[1::2]), fences)
     for link in sorted(set(re.findall(r'\]\((docs/[^)#]+)', text))):
-        check('README.md links %s, which exists' % link, os.path.exists(os.path.join(harness.SOURCE_ROOT, link))
-              or link == 'docs/size-html.md', link)  # size --html's page: its branch adds it
+        check('README.md links %s, which exists' % link, os.path.exists(os.path.join(harness.SOURCE_ROOT, link)), link)
     steps = sessions(text)
     check('README.md shows a tour of at least 10 commands', len(steps) >= 10, [c for c, _ in steps])
     work, results = run_session(steps, root)

@@ -329,6 +329,16 @@ def small_cases(root):
               dom.first('body').get('data-state') == 'done'
               and paths == ['inst', 'inst/gfx906.co', 'inst/' + hostile], (dom.first('body'), paths))
 
+    # The directory named with a trailing slash: its files' paths are "inst/...", its top folder "inst/".
+    r = run([OT, 'size', '--html', '-o', 'slash.html', 'inst/'], cwd=root, text=True)
+    dom, _, _ = browser(root, os.path.join(root, 'slash.html')) if r.returncode == 0 else (None, None, None)
+    if dom:
+        paths = sorted({a['data-path'] for t, a in dom.elements if t == 'rect' and 'data-path' in a})
+        texts = [a for t, a in dom.elements if t == 'text']
+        check('size --html inst/: the script ran; the rects name both files and the other file\'s folder',
+              dom.first('body').get('data-state') == 'done'
+              and paths == ['inst/', 'inst/gfx906.co', 'inst/' + hostile], (dom.first('body'), paths, len(texts)))
+
     r = run([OT, 'size', '--html', '-o', 'fail.html', 'inst', 'missing.co'], cwd=root, text=True)
     left = [n for n in os.listdir(root) if 'fail' in n]
     check('an input that fails: exit 1, one line on stderr, no page and no temp file',
