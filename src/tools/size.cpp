@@ -433,12 +433,12 @@ cli::AppletBody define_size(CLI::App& app) {
                fmt::format("print one JSON object (schema {}; offloadtool-json(7))", json::schema_name(json::Schema::Size)));
   auto* html = app.add_flag("--html", o->html,
                             "write one self-contained HTML page instead (no network needed to view it): a treemap of "
-                            "the files and folders by bytes, each target's device code in its colour, host code and "
+                            "the files and folders by bytes, each GPU's device code in its colour, host code and "
                             "other files grey, per-GPU files in their GPU's colour; the table of targets; and what "
-                            "prune --keep of one target would save. Implies --per-file and --per-bundle; the page "
+                            "prune --keep of one target would drop (docs/size-html.md). Implies --per-file and --per-bundle; the page "
                             "embeds the object --json --per-file --per-bundle prints, as it is");
-  app.add_option("-o,--output", o->output, "write to this file (a temporary file renamed when complete); '-' (the "
-                                           "default) is standard output");
+  app.add_option("-o,--output", o->output, "write to this file (a temporary file renamed when complete; nothing "
+                                           "when an input fails); '-' (the default) is standard output");
   html->excludes(app.get_option("--json"));
   add_bytes_flag(app, o->sizes);
   add_threads_option(app, o->limits);
