@@ -339,6 +339,21 @@ def small_cases(root):
               dom.first('body').get('data-state') == 'done'
               and paths == ['inst/', 'inst/gfx906.co', 'inst/' + hostile], (dom.first('body'), paths, len(texts)))
 
+    # Files given alone, and standard input (its size unknown: bytes null, no host part).
+    co = [os.path.join('inst', 'gfx906.co'), os.path.join('inst', hostile)]
+    r = run([OT, 'size', '--html', '-o', 'files.html'] + co, cwd=root, text=True)
+    r2 = run([OT, 'size', '--html', '-o', 'stdin.html', '-'], cwd=root, stdin=harness.read(os.path.join(root, co[0])))
+    for page, want in (('files.html', [(c, os.path.getsize(os.path.join(root, c))) for c in co]),
+                       ('stdin.html', [('-', os.path.getsize(os.path.join(root, co[0])))])):
+        dom = browser(root, os.path.join(root, page))[0] if r.returncode == r2.returncode == 0 else None
+        got = sorted((a['data-path'], int(a['data-bytes'])) for t, a in (dom.elements if dom else [])
+                     if t == 'rect' and 'data-path' in a)
+        check('size --html %s: the script ran; a rect per file with its size' % page,
+              dom is not None and dom.first('body').get('data-state') == 'done' and got == sorted(want),
+              (r.stderr, r2.stderr, got, want))
+    check('standard input: its bytes are null', [f['bytes'] for f in embedded(os.path.join(root, 'stdin.html'))['files']]
+          == [None])
+
     r = run([OT, 'size', '--html', '-o', 'fail.html', 'inst', 'missing.co'], cwd=root, text=True)
     left = [n for n in os.listdir(root) if 'fail' in n]
     check('an input that fails: exit 1, one line on stderr, no page and no temp file',
