@@ -64,8 +64,9 @@ std::vector<KpackFound> kpack_glob(const std::string& candidate) {
     return {};
   }
   const std::size_t slash = candidate.rfind('/', at);
+  const std::size_t name_at = slash == std::string::npos ? 0 : slash + 1;  // where the file name starts
   const std::string dir = slash == std::string::npos ? "." : candidate.substr(0, slash == 0 ? 1 : slash);
-  const std::string head = candidate.substr(slash == std::string::npos ? 0 : slash + 1, at - (slash == std::string::npos ? 0 : slash + 1));
+  const std::string head = candidate.substr(name_at, at - name_at);
   const std::string tail = candidate.substr(at + formats::kGfxArchPlaceholder.size());
   if (tail.find('/') != std::string::npos) return {};  // the placeholder names a folder: not listed
   std::vector<KpackFound> out;
@@ -75,7 +76,7 @@ std::vector<KpackFound> kpack_glob(const std::string& candidate) {
     const std::string_view name(e->d_name);
     if (name.size() <= head.size() + tail.size() || !name.starts_with(head) || !name.ends_with(tail)) continue;
     std::string arch(name.substr(head.size(), name.size() - head.size() - tail.size()));
-    std::string path = (slash == std::string::npos ? "" : candidate.substr(0, slash + 1)) + std::string(name);
+    std::string path = candidate.substr(0, name_at) + std::string(name);
     if (regular_file(path)) out.push_back({std::move(arch), std::move(path)});
   }
   ::closedir(d);
