@@ -189,6 +189,9 @@ constexpr F kListFields[] = {
      "itself when none does"},
     {"files[].file", "the file as given"},
     {"files[].entries", "how many entries of it were listed"},
+    {"files[].kpack_missing",
+     "only for a kpack'd binary (docs/kpack.md): the search paths of its marker where no kpack archive was found, "
+     "or the one reason none was looked up (\"archives not looked up: ...\")"},
     {"files[].error",
      "only for a file that failed (no device code, cannot be read to its end): the message; its entries found "
      "before the failure are listed"},
@@ -344,7 +347,7 @@ constexpr SchemaDoc kSchemas[] = {
      kBytesEscaped,
      "offloadtool-list/1 put \"files\" first and left out every entry of a file that failed. \"kind\" and "
      "\"uncompressed_size\" were added within major 2, and so were \"skipped\" (directories as inputs), "
-     "\"triple\" and \"kpack\"."},
+     "\"triple\", \"kpack\" and \"files[].kpack_missing\"."},
     {Schema::PackageList, "offloadtool-package-list/2", "package", "offloadtool package list --json FILE",
      "the images of the offload binaries of a file", kPackageListFields,
      "Offsets count in the input file, except in a \"bitcode global\" container, where bitcode stores the "

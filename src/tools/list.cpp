@@ -73,6 +73,7 @@ class Listing : public contents::Visitor {
   void begin(const std::string& file) {
     file_ = file;
     entries_ = refused_ = containers_ = bytes_ = kpack_records_ = 0;
+    kpack_missing_.clear();
     rows_.clear();
     name_.clear();
     duplicates_.clear();
@@ -91,6 +92,8 @@ class Listing : public contents::Visitor {
   // A kpack'd binary counts as found with no archive at hand (they are named).
   std::uint64_t found() const { return entries_ + refused_ + kpack_records_; }
   std::uint64_t entries() const { return entries_; }
+  // A kpack'd binary's search paths where no archive was found (or why none was looked up).
+  const std::vector<std::string>& kpack_missing() const { return kpack_missing_; }
   // The file is done: `ok` when it was read to its end. The text form then
   // gives its total; a file that failed lists what came before the failure.
   void end(bool ok) {
@@ -111,6 +114,7 @@ class Listing : public contents::Visitor {
     ++containers_;
     refused_ += c.refused_duplicates.size();
     if (!c.kpack_key.empty()) ++kpack_records_;
+    kpack_missing_.insert(kpack_missing_.end(), c.kpack_missing.begin(), c.kpack_missing.end());
     if (json_) {
       path_.clear();
       for (const contents::Link& l : c.chain) {
@@ -278,6 +282,7 @@ class Listing : public contents::Visitor {
   fmt::memory_buffer out_;
   std::string file_;
   std::uint64_t entries_ = 0, refused_ = 0, containers_ = 0, bytes_ = 0, kpack_records_ = 0;
+  std::vector<std::string> kpack_missing_;
   // JSON
   bool listed_ = false;  // an entry is out: the next one needs a comma
   bool addressable_ = false;
@@ -310,6 +315,14 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
       files.append(std::string_view(files.size() ? ",\n    {\"file\": " : "\n    {\"file\": "));
       json::append_str(files, file);
       fmt::format_to(fmt::appender(files), ", \"entries\": {}", listing.entries());
+      if (!listing.kpack_missing().empty()) {
+        files.append(std::string_view(", \"kpack_missing\": ["));
+        for (std::size_t i = 0; i < listing.kpack_missing().size(); ++i) {
+          if (i) files.append(std::string_view(", "));
+          json::append_str(files, listing.kpack_missing()[i]);
+        }
+        files.push_back(']');
+      }
       if (error) {
         files.append(std::string_view(", \"error\": "));
         json::append_str(files, *error);

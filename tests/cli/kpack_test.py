@@ -147,6 +147,10 @@ def cases(root):
                       for i, t in enumerate(TUS) for a in ARCHS)
         check('list --json of a kpack\'d library: every record\'s code objects, from both archives', got == want,
               (got, want))
+    r = ot(['list', '--json', lib], root)
+    missing = json.loads(r.stdout)['files'][0].get('kpack_missing') if r.returncode == 0 else None
+    check('list --json of a kpack\'d library: files[].kpack_missing names the path without archives',
+          missing == ['%s/.kpack-elsewhere/k_@GFXARCH@.kpack' % os.path.realpath(inst)], (missing, r.stderr))
     r = ot(['list', lib], root)
     check('list of a kpack\'d library names the search path that has no archive',
           r.returncode == 0 and 'no kpack archive found at %s/.kpack-elsewhere/k_@GFXARCH@.kpack' % inst in r.stdout,
