@@ -16,6 +16,7 @@
 #include "bundler/bundle_input.h"
 #include "contents/tree.h"
 #include "contents/walker.h"
+#include "formats/kpack.h"
 #include "formats/nv_fatbin.h"
 #include "support/llvm_path.h"
 #include "support/mapped_file.h"
@@ -207,12 +208,16 @@ class Extractor : public contents::Visitor {
         hit = w.id->target_id() == e.id;
       } else {
         if (!code_object)
-          code_object.emplace(c.bare ? "hipv4-amdgcn-amd-amdhsa--" + e.id : e.id, config_.id_rules);
+          code_object.emplace(c.bare ? "hipv4-amdgcn-amd-amdhsa--" + e.id : e.kpack ? e.bundle_id : e.id, config_.id_rules);
         hit = target::is_code_object_compatible(*code_object, *w.id, config_.hip_openmp_compatible);
       }
       if (hit) wanted = found_[i] = true;
     }
     if (!wanted) return;
+    if (e.kpack) {
+      kpack_entry(c, e);
+      return;
+    }
     const std::string member = c.innermost_member();
     // A bare device code file keeps its own name.
     const std::string name =
@@ -229,6 +234,26 @@ class Extractor : public contents::Visitor {
     out.commit();
     staging_.add(name);
     written_.push_back({member, e.id, prefix_ + name});
+  }
+
+  // A kpack archive's code object, named after its binary key and arch
+  // ("libk.so.1#0-gfx906.co": the binary's file name, its record's index,
+  // the architecture), decoded where it is a zstd frame.
+  void kpack_entry(const contents::Container& c, const contents::Entry& e) {
+    const formats::KpackKernel& k = *e.kpack;
+    const std::string name =
+        unique_file_name(fit_file_name(safe_file_name(fmt::format("{}-{}.co", llvm_path::filename(k.binary), k.arch))),
+                         taken_);
+    OutputFile out(staging_.path(name));
+    if (e.compressed)
+      out.write(formats::kpack_code_object(formats::KpackScheme::ZstdPerKernel, k, e.bytes, e.kpack_archive));
+    else if (e.offset)
+      out.copy_from(in_, *e.offset, e.size);
+    else
+      out.write(e.bytes);
+    out.commit();
+    staging_.add(name);
+    written_.push_back({c.innermost_member(), e.bundle_id, prefix_ + name});
   }
 
   const std::vector<bool>& found() const { return found_; }

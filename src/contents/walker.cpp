@@ -5,21 +5,26 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <tuple>
 
 #include "archive/ar_reader.h"
 #include "archive/stream_reader.h"
+#include "codec/codec.h"
 #include "compat/code_object.h"
 #include "compat/target_spec.h"
 #include "compress/ccob.h"
-#include "codec/codec.h"
+#include "contents/kpack_search.h"
 #include "formats/bundle_binary.h"
 #include "formats/bundle_sequence.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
+#include "formats/kpack.h"
 #include "formats/nv_fatbin.h"
 #include "formats/offload_binary.h"
+#include "object/kpack_records.h"
 #include "object/object_file.h"
 #include "object/pe_image.h"
 #include "support/mapped_file.h"
@@ -82,7 +87,8 @@ void fail_no_device_code(const std::string& file) { fail(file, "{}", kNoDeviceCo
 bool may_hold_device_code(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
   if (starts("\x7f" "ELF") || starts("!<arch>\n") || starts(formats::kBundleMagic) ||
-      formats::has_ccob_magic(p) || formats::has_offload_binary_magic(p) || formats::has_fatbin_magic(p) || archive::has_stream_archive_magic(p))
+      formats::has_ccob_magic(p) || formats::has_offload_binary_magic(p) || formats::has_fatbin_magic(p) ||
+      formats::has_kpack_magic(p) || archive::has_stream_archive_magic(p))
     return true;
   if (p.size() >= 4) {  // COFF objects: a machine number, or bigobj's 0000 ffff
     std::uint16_t m = load_le<std::uint16_t>(p.data()), m2 = load_le<std::uint16_t>(p.data() + 2);
@@ -167,6 +173,10 @@ class Walker {
       ar(s);
       return;
     }
+    if (formats::has_kpack_magic(data)) {
+      if (limits_.kpack) kpack_archive(s);
+      return;
+    }
     // A bare code object or cubin is an ELF file too: its processor, not its
     // sections, is what it holds.
     const Bytes prefix = sniff(s, head_);
@@ -182,7 +192,9 @@ class Walker {
     }
     object::ObjectKind kind = object::identify_object(data);
     if (kind == object::ObjectKind::Elf || kind == object::ObjectKind::Coff) {
-      object_sections(s, object::read_sections(s.data, s.errname));
+      const std::vector<object::SectionInfo> sections = object::read_sections(s.data, s.errname);
+      object_sections(s, sections);
+      kpacked(s, object::find_kpack_records(s.data, sections, s.errname));
       return;
     }
     if (formats::has_offload_binary_magic(data)) {
@@ -242,6 +254,9 @@ class Walker {
     e.ccob_size = 0;
     e.bytes = s.data;
     e.fatbin = nullptr;
+    e.kpack_archive.clear();
+    e.kpack_binary.clear();
+    e.kpack = nullptr;
     v_.entry(c, e);
   }
 
@@ -472,7 +487,24 @@ class Walker {
     std::array<std::byte, kCodeObjectHeader> head{};
     const std::size_t n = headers_ ? static_cast<std::size_t>(std::min<std::uint64_t>(size, head.size())) : 0;
     if (n) backing.copy(payload, local, head.data(), n);
-    const Bytes header(head.data(), n);
+    set_processor(e, Bytes(head.data(), n));
+    e.size = size;
+    e.uncompressed_size = e.size;
+    e.kind.clear();
+    e.fatbin = nullptr;
+    e.compressed = compressed;
+    e.local_offset = local;
+    e.offset = base && !compressed ? std::optional(*base + local) : std::nullopt;
+    e.ccob_size = cc.size;
+    e.bytes = payload;
+    e.kpack_archive.clear();
+    e.kpack_binary.clear();
+    e.kpack = nullptr;
+    v_.entry(c, e);
+  }
+
+  // What the code object's ELF header (its first bytes) names.
+  static void set_processor(Entry& e, Bytes header) {
     e.processor.reset();
     e.code_object.clear();
     if (auto t = compat::amdgpu_code_object(header)) {
@@ -485,16 +517,125 @@ class Walker {
     } else {
       e.processor = compat::cuda_processor(header);
     }
-    e.size = size;
-    e.uncompressed_size = e.size;
-    e.kind.clear();
-    e.fatbin = nullptr;
-    e.compressed = compressed;
-    e.local_offset = local;
-    e.offset = base && !compressed ? std::optional(*base + local) : std::nullopt;
-    e.ccob_size = cc.size;
-    e.bytes = payload;
-    v_.entry(c, e);
+  }
+
+  // An AMD kpack archive: one container, its code objects the entries.
+  void kpack_archive(const Source& s) {
+    const formats::KpackArchive a = formats::read_kpack(s.data, s.errname);
+    Container c{file_, with(s.chain, fmt::format("kpack archive ({})", formats::kpack_scheme_name(a.scheme))), {}, {}};
+    v_.container(c);
+    kpack_entries(c, a, s.data, s.errname, s.errname, s.base, s.backing, {});
+  }
+
+  // The entries of `a` (whose bytes are `data`, named `errname`; at `base` in
+  // the named file if they lie there) for `key`, or all where it is empty.
+  void kpack_entries(const Container& c, const formats::KpackArchive& a, Bytes data, const std::string& errname,
+                     const std::string& archive, std::optional<std::uint64_t> base, Backing backing,
+                     std::string_view key) {
+    const bool zstd = a.scheme == formats::KpackScheme::ZstdPerKernel;
+    for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+      const formats::KpackKernel& k = a.kernels[i];
+      if (!key.empty() && k.binary != key) continue;
+      Entry& e = entry_;
+      e.index = i;
+      e.offload_binary = false;
+      e.id = k.arch;
+      // The bundle entry ID the splitter took it from (it records it as metadata "target").
+      e.bundle_id = fmt::format("hipv4-{}--{}", kAmdgpuTriple, k.arch);
+      e.target.assign(canonical(e.bundle_id, e.id));
+      e.triple.assign(kAmdgpuTriple);
+      e.kind.clear();
+      const Bytes stored = data.subspan(k.offset, k.stored_size);  // read_kpack checked the range
+      std::array<std::byte, kCodeObjectHeader> head{};
+      std::size_t n = 0;
+      if (headers_ && !zstd) {
+        n = static_cast<std::size_t>(std::min<std::uint64_t>(k.stored_size, head.size()));
+        backing.copy(stored, k.offset, head.data(), n);
+      } else if (headers_) {
+        std::vector<std::byte> h;
+        try {
+          h = codec::decompress_head(codec::Method::Zstd, stored, k.original_size, head.size());
+        } catch (const Error& err) {
+          fail_at({errname, k.offset}, "the zstd frame of '{}' for {} is damaged: {}", k.binary, k.arch, err.message());
+        }
+        n = h.size();
+        std::memcpy(head.data(), h.data(), n);
+      }
+      set_processor(e, Bytes(head.data(), n));
+      e.size = k.stored_size;
+      e.uncompressed_size = k.original_size;
+      e.compressed = zstd;
+      e.local_offset = k.offset;
+      e.offset = base ? std::optional(*base + k.offset) : std::nullopt;
+      e.ccob_size = 0;
+      e.bytes = stored;
+      e.fatbin = nullptr;
+      e.kpack_archive = archive;
+      e.kpack_binary = k.binary;
+      e.kpack = &k;
+      v_.entry(c, e);
+      e.kpack = nullptr;
+    }
+  }
+
+  // A kpack'd host binary: its archives looked up as AMD's loader looks them
+  // up (contents/kpack_search), where the binary is the named file on disk.
+  void kpacked(const Source& s, const std::optional<object::KpackedBinary>& kb) {
+    if (!kb || !limits_.kpack) return;
+    const formats::KpackRef ref = formats::read_kpack_ref(kb->marker, s.errname, kb->marker_offset);
+    std::vector<std::string> candidates;
+    std::string why_not;
+    if (s.chain.size() != 1 || !top_ || top_->path() == "-") {
+      why_not = "archives not looked up: the binary lies inside another file";
+    } else {
+      const KpackEnv env = KpackEnv::from_environment();
+      std::error_code ec;
+      const std::filesystem::path real = std::filesystem::weakly_canonical(top_->path(), ec);
+      if (env.disabled)
+        why_not = "archives not looked up: ROCM_KPACK_DISABLE is set";
+      else
+        candidates = kpack_candidates(ref, (ec ? std::filesystem::path(top_->path()) : real).parent_path().string(), env);
+    }
+    struct Opened {
+      std::string path;
+      std::string glob_arch;
+      std::shared_ptr<InputFile> file;
+      formats::KpackArchive archive;
+    };
+    std::vector<Opened> archives;
+    std::vector<std::string> missing;
+    if (!why_not.empty()) missing.push_back(why_not);
+    for (const std::string& cand : candidates) {
+      const std::vector<KpackFound> found = kpack_glob(cand);
+      if (found.empty()) missing.push_back(cand);
+      for (const KpackFound& f : found) {
+        if (std::any_of(archives.begin(), archives.end(), [&](const Opened& o) { return o.path == f.path; })) continue;
+        if (archives.size() >= limits_.max_members) fail(s.errname, "more than {} kpack archives (the limit)", limits_.max_members);
+        std::shared_ptr<InputFile> in = InputFile::open(f.path);
+        formats::KpackArchive a = formats::read_kpack(in->bytes(), f.path);
+        archives.push_back({f.path, f.arch, std::move(in), std::move(a)});
+      }
+    }
+    const std::string marker_link = fmt::format("section {} (kpack marker, '{}')", kb->marker_section, ref.kernel_name);
+    if (!missing.empty() || archives.empty()) {
+      Container c{file_, with(s.chain, marker_link), {}, {}};
+      c.kpack_key = ref.kernel_name;
+      c.kpack_missing = missing;
+      v_.container(c);
+    }
+    for (const object::KpackRecord& r : kb->records) {
+      const std::string key = fmt::format("{}#{}", ref.kernel_name, r.index);
+      const std::vector<Link> rec = with(s.chain, fmt::format("section {}, record {} (HIPK, '{}')", kb->records_section,
+                                                              r.position, key));
+      for (const Opened& o : archives) {
+        Container c{file_, with(rec, "kpack archive " + o.path), {}, {}};
+        c.kpack_key = key;
+        c.kpack_arches = o.archive.gfx_arches;
+        c.kpack_glob_arch = o.glob_arch;
+        v_.container(c);
+        kpack_entries(c, o.archive, o.file->bytes(), o.path, o.path, std::nullopt, Backing{o.file.get(), 0}, key);
+      }
+    }
   }
 
   void ccob(const Source& s, Bytes data, std::uint64_t at, std::vector<Link> chain) {
@@ -606,6 +747,7 @@ class Walker {
       sections.push_back({name, pe.sections[i].PointerToRawData, pe.content_size(i), pe.content_size(i) != 0, 0});
     }
     object_sections(s, sections);
+    kpacked(s, object::find_kpack_records(pe, s.errname));
     for (const object::PeImage::Registration& r : pe.registrations()) {
       const std::string& n = pe.names[r.section];
       if (r.address < pe.image_base)
@@ -746,6 +888,9 @@ class Walker {
         e.ccob_size = 0;
         e.bytes = data.subspan(fe.payload_offset(), e.size);
         e.fatbin = &fe;
+        e.kpack_archive.clear();
+        e.kpack_binary.clear();
+        e.kpack = nullptr;
         v_.entry(c, e);
         e.fatbin = nullptr;
       }
@@ -774,6 +919,7 @@ class Collector : public Visitor {
     out_.back().entries.push_back(e);
     out_.back().entries.back().bytes = {};
     out_.back().entries.back().fatbin = nullptr;
+    out_.back().entries.back().kpack = nullptr;
   }
 
  private:

@@ -17,6 +17,13 @@
 //   │    and __nv_relfatbin, an offload binary's or bundle's entry holding one
 //   │    └─ entry: cubin (sm_80, sm_90a), PTX (compute_80), stored plainly,
 //   │       as an LZ4 block or a zstd frame (formats/nv_fatbin)
+//   ├─ AMD kpack archive (magic KPAK, formats/kpack)
+//   │    └─ entry: a code object, by binary key ("lib/libx.so#3") and arch,
+//   │       stored plainly or as a zstd frame
+//   ├─ kpack'd host binary (ELF, PE): HIPK records in .hipFatBinSegment and a
+//   │    .rocm_kpack_ref marker (object/kpack_records): per record i, one
+//   │    container per archive found (contents/kpack_search) holding its
+//   │    entries for "<kernel_name>#i", or the paths where none was found
 //   ├─ text bundle ("// __CLANG_OFFLOAD_BUNDLE____START__ <id>" markers)
 //   │    └─ entry: device code (or the host entry)
 //   └─ bare device code: an AMDGPU code object (.co, .hsaco), a cubin, PTX text
@@ -42,6 +49,7 @@ class InputFile;
 }
 namespace ot::formats {
 struct FatbinEntry;
+struct KpackKernel;
 }
 
 namespace ot::contents {
@@ -68,6 +76,17 @@ struct Container {
   // A bare device code file (an AMDGPU code object, a cubin, PTX): its one
   // entry is the whole file (or member).
   bool bare = false;
+  // A kpack'd binary's record (HIPK): the binary key its code objects have
+  // ("lib/libx.so#0"); "" for other containers. Its entries are one archive's
+  // (the last link names it); where no archive was found, it has none, and
+  // `kpack_missing` says which paths were looked at (none: "" with the reason).
+  std::string kpack_key{};
+  std::vector<std::string> kpack_missing{};
+  // That archive's gfx_arches (the only architectures AMD's loader looks up
+  // in it), and what "@GFXARCH@" of the search path stood for in its name
+  // ("" where the path has none).
+  std::vector<std::string> kpack_arches{};
+  std::string kpack_glob_arch{};
   // "lib.a(x.o), section .hip_fatbin, bundle 1 at 0x1000": members in
   // parentheses, the other links after commas.
   std::string name() const;
@@ -118,6 +137,15 @@ struct Entry {
   const formats::FatbinEntry* fatbin = nullptr;
   // "cubin", "ptx" (fatbin entries), "" for the others.
   std::string kind;
+  // A kpack archive's entry: the archive (the file or member as named, or the
+  // path where a kpack'd binary's record found it) and its TOC entry (binary
+  // key, arch, ordinal: formats::kpack_code_object decodes `bytes`, a zstd
+  // frame where `compressed`); empty and null for the others. `kpack` is valid
+  // only during the visit. Entries a record found have no `offset` (their
+  // bytes lie in the archive, at kpack->offset).
+  std::string kpack_archive{};
+  std::string kpack_binary{};  // the TOC binary key ("lib/libx.so#3"); its arch is `id`
+  const formats::KpackKernel* kpack = nullptr;
 };
 
 struct Limits {
@@ -130,6 +158,10 @@ struct Limits {
   // Called as the walk moves through the named file: `done` of its `total`
   // bytes (archives: at each member and every few MiB of a compressed one).
   std::function<void(std::uint64_t done, std::uint64_t total)> progress = {};
+  // Whether kpack archives and kpack'd binaries' records are read (their
+  // entries visited); prune does not handle them yet (issue 33 part 2) and
+  // walks without them.
+  bool kpack = true;
 };
 
 // One bundle of a blob (binary, or a CCOB before it is decompressed), for

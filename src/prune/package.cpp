@@ -12,6 +12,7 @@
 #include "archive/stream_writer.h"
 #include "compat/code_object.h"
 #include "contents/walker.h"
+#include "prune/prune.h"
 #include "prune/per_gpu_rule.h"
 #include "prune/tree.h"
 #include "support/error.h"
@@ -170,7 +171,7 @@ PerGpuRule learn_members(Bytes data, const std::string& errname, const PackageOp
     const std::string member = fmt::format("{}({})", errname, h->name);
     MemberData member_data(r, member, options.max_ratio, h->size, data.size());  // bombs stop here too
     const Bytes prefix = read_head(member_data, buf);
-    if (!contents::may_hold_device_code(prefix)) continue;
+    if (!prune_reads(prefix)) continue;
     OutputFile spool = OutputFile::scratch("");
     spool.write(prefix);
     while (std::size_t k = member_data.read(buf)) spool.write(Bytes(buf.data(), k));
@@ -277,7 +278,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     const Bytes prefix = read_head(member_data, buf);
     const std::size_t got = prefix.size();
     Sha256 original;
-    if (!contents::may_hold_device_code(prefix)) {
+    if (!prune_reads(prefix)) {
       // The header needs the size: a member without one (a zip's streamed
       // entry) is spooled like the others.
       std::optional<FileOutcome> per_gpu_outcome;
@@ -325,7 +326,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     if (hooks.hash_originals) changes.originals[plain] = {original.record_hash(), in->size()};
     OutputFile pruned = OutputFile::scratch("");
     FileOutcome o{FileAction::Copy, {}};
-    if (contents::may_hold_device_code(prefix))
+    if (prune_reads(prefix))
       // Pieces of the spooled file itself (kept payloads) are copied by the
       // kernel, not read through its mapping: the kept code objects of a
       // 1.3 GB library would otherwise stay resident.

@@ -5,6 +5,7 @@
 
 #include "compat/code_object.h"
 #include "contents/walker.h"
+#include "prune/prune.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
 
@@ -33,10 +34,10 @@ class Targets : public contents::Visitor {
 void PerGpuRule::learn(std::string_view path, const InputFile& in, const std::string& display) {
   std::array<std::byte, compat::kBareCodeSniff> head{};
   const Bytes prefix = in.head(head);
-  if (!contents::may_hold_device_code(prefix)) return;
+  if (!prune_reads(prefix)) return;
   if (contents::is_standalone_device_code(prefix)) files_.add_device_code_file(path);
   Targets t;
-  contents::walk_input(in, t, {}, display);
+  contents::walk_input(in, t, prune_walk_limits(), display);
   for (const std::string& id : t.ids)
     if (std::ranges::none_of(present_, [&](const compat::TargetSpec& s) { return s.target_id() == id; }))
       present_.push_back(compat::parse_spec(id));

@@ -20,6 +20,7 @@
 #include "compat/target_spec.h"
 #include "codec/codec.h"
 #include "contents/per_gpu.h"
+#include "contents/walker.h"
 #include "support/bytes.h"
 #include "support/error.h"
 
@@ -143,6 +144,13 @@ struct FileOutcome {
 // device code that `rule` (when given) finds a per-GPU file at `path` (as the
 // input stores it) gets the rule's outcome.
 class PerGpuRule;
+// Whether prune reads a file whose first bytes are `prefix` for device code:
+// contents::may_hold_device_code, except AMD kpack archives, which prune
+// copies as they are (what prune does with kpack'd installs, issue 33 part 2,
+// is not built yet).
+bool prune_reads(Bytes prefix);
+// The walk's limits for prune's walks: the same without kpack (above).
+contents::Limits prune_walk_limits();
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
                             const codec::Sink& sink, const PerGpuRule* rule = nullptr, std::string_view path = {});
 

@@ -6,6 +6,7 @@
 #include "archive/stream_reader.h"
 #include "compat/code_object.h"
 #include "contents/walker.h"
+#include "formats/kpack.h"
 #include "formats/nv_fatbin.h"
 #include "object/object_file.h"
 #include "object/pe_image.h"
@@ -33,7 +34,7 @@ bool holds_device_code(const InputFile& in, const std::string& file) {
     bool wants_payloads() const override { return false; }
   } finder;
   try {
-    contents::walk_input(in, finder, {}, file);
+    contents::walk_input(in, finder, prune_walk_limits(), file);
   } catch (const Found&) {
     return true;
   }
@@ -67,7 +68,7 @@ Standalone standalone_entries(const InputFile& in, const Selection& selection, c
     const Selection& s_;
     const std::string& file_;
   } v(selection, file);
-  contents::walk_input(in, v, {}, file);
+  contents::walk_input(in, v, prune_walk_limits(), file);
   return std::move(v.found);
 }
 
@@ -89,6 +90,16 @@ bool bare_stays(const Selection& selection, const compat::BareCode& b, const std
 
 }  // namespace
 
+contents::Limits prune_walk_limits() {
+  contents::Limits l;
+  l.kpack = false;
+  return l;
+}
+
+bool prune_reads(Bytes prefix) {
+  return contents::may_hold_device_code(prefix) && !formats::has_kpack_magic(prefix);
+}
+
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
                             const codec::Sink& sink, const PerGpuRule* rule, std::string_view path) {
   std::array<std::byte, compat::kBareCodeSniff> head{};
@@ -102,7 +113,7 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
       if (std::optional<FileOutcome> p = rule->decide(path, size, selection)) return std::move(*p);
     return std::move(o);
   };
-  if (!contents::may_hold_device_code(prefix)) return without_code();
+  if (!prune_reads(prefix)) return without_code();
   if (auto b = compat::bare_code(prefix); b) {
     o.report.container = std::string(b->description());
     if (!b->known) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "contents/kpack_search.h"
 #include "support/error.h"
 #include "target/processors.h"
 
@@ -193,6 +194,80 @@ std::vector<Finding> verify_containers(const std::vector<FoundContainer>& contai
         }
       }
     }
+  }
+  return out;
+}
+
+std::vector<KpackRecordSelection> select_kpack(const std::vector<FoundContainer>& containers, const TargetSpec& target) {
+  const std::vector<std::string> order = contents::kpack_arch_order(target.target_id());
+  auto rank = [&](std::string_view arch) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), arch) - order.begin());
+  };
+  std::string tried;
+  for (const std::string& a : order) tried += (tried.empty() ? "" : ", ") + a;
+  std::vector<KpackRecordSelection> out;
+  std::map<std::string, std::size_t> by_key;
+  for (const FoundContainer& c : containers) {
+    if (c.container.kpack_key.empty() || (c.container.kpack_arches.empty() && c.entries.empty())) continue;
+    auto [it, added] = by_key.try_emplace(c.container.kpack_key, out.size());
+    if (added) out.push_back({c.container.kpack_key, {}, {}});
+  }
+  for (KpackRecordSelection& r : out) {
+    // The archives of the record that the loader opens, in its order.
+    std::vector<const FoundContainer*> archives;
+    for (const FoundContainer& c : containers)
+      if (c.container.kpack_key == r.key && !c.container.kpack_arches.empty() &&
+          (c.container.kpack_glob_arch.empty() || rank(c.container.kpack_glob_arch) < order.size()))
+        archives.push_back(&c);
+    // The choice: the first string, then the first archive listing it that holds the key.
+    const FoundContainer* chosen_in = nullptr;
+    const FoundEntry* chosen = nullptr;
+    for (const std::string& a : order) {
+      for (const FoundContainer* c : archives) {
+        const auto& listed = c->container.kpack_arches;
+        if (std::find(listed.begin(), listed.end(), a) == listed.end()) continue;
+        const auto e = std::find_if(c->entries.begin(), c->entries.end(), [&](const FoundEntry& x) { return x.id == a; });
+        if (e == c->entries.end()) {
+          r.stubs.push_back(fmt::format("{} lists {} but holds no '{}'", c->container.chain.back().text, a, r.key));
+          continue;
+        }
+        chosen_in = c;
+        chosen = &*e;
+        break;
+      }
+      if (chosen) break;
+    }
+    for (const FoundContainer& c : containers) {
+      if (c.container.kpack_key != r.key) continue;
+      const bool opened = std::find(archives.begin(), archives.end(), &c) != archives.end();
+      for (const FoundEntry& e : c.entries) {
+        Candidate k;
+        k.entry = e;
+        k.location = contents::location(c.container, e);
+        const auto& listed = c.container.kpack_arches;
+        if (&c == chosen_in && &e == chosen) {
+          k.verdict = "selected";
+          r.selection.chosen = r.selection.candidates.size();
+        } else if (rank(e.id) == order.size()) {
+          k.verdict = "rejected";
+          k.reason = fmt::format("{} is not among the architectures the loader tries for {} ({})", e.id,
+                                 target.target_id(), tried);
+        } else if (!opened) {
+          k.verdict = "rejected";
+          k.reason = fmt::format("the loader does not open this archive for {} (its name stands for {})",
+                                 target.target_id(), c.container.kpack_glob_arch);
+        } else if (std::find(listed.begin(), listed.end(), e.id) == listed.end()) {
+          k.verdict = "rejected";
+          k.reason = fmt::format("the archive's gfx_arches does not list {}: the loader does not look it up", e.id);
+        } else {
+          k.verdict = "compatible";
+          k.reason = fmt::format("{} comes first in the loader's order ({})", chosen ? chosen->id : "", tried);
+        }
+        r.selection.candidates.push_back(std::move(k));
+      }
+    }
+    if (!chosen)
+      r.selection.hint = fmt::format("no archive found holds '{}' for any of {}", r.key, tried);
   }
   return out;
 }

@@ -43,6 +43,23 @@ struct Selection {
 Selection select_entry(const std::vector<FoundContainer>& containers, const TargetSpec& target,
                        const CheckOptions& options = {});
 
+// A kpack'd binary (the walker's record containers, Container::kpack_key):
+// per record, the code object AMD's loader takes for `target`. For each
+// architecture string in the loader's order (contents::kpack_arch_order:
+// the target ID with its feature subsets, most specific first, then its
+// generic target), the archives in the order the loader tries them (the
+// walker's) whose gfx_arches lists it and whose name the loader forms (the
+// "@GFXARCH@" of its path stood for one of those strings); the first holding
+// the record's key under that string is taken. An archive listing the string
+// without the key is passed, as the HIP runtime does since rocm-systems
+// #9953; `stub` notes it (an older runtime stops there: hipErrorInvalidImage).
+struct KpackRecordSelection {
+  std::string key;      // "lib/libx.so#0"
+  Selection selection;  // its candidates: the entries its archives hold for the key
+  std::vector<std::string> stubs;  // archives that list a string tried before the choice but lack the key
+};
+std::vector<KpackRecordSelection> select_kpack(const std::vector<FoundContainer>& containers, const TargetSpec& target);
+
 struct Finding {
   std::string rule;       // "duplicate-id", "mixed-features", "invalid-id", "several-hosts", "code-object-mismatch",
                           // "non-canonical"

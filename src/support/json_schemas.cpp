@@ -66,6 +66,14 @@ constexpr F kCompatFields[] = {
     {"select: entries[].code_object",
      "the target ID the payload's AMDGPU ELF header names; null when the payload is no AMDGPU code object"},
     {"select: hint", "when nothing fits, what would; else null"},
+    {"select: records[]",
+     "instead of selected, entries and hint, for a kpack'd binary (rules \"kpack\", docs/kpack.md): one per "
+     "registration record, what AMD's loader takes for the target from the archives found -- {\"key\" (the binary "
+     "key, \"lib/libx.so#0\"), \"selected\" (an index into its entries, or null), \"entries\" (each {\"index\", "
+     "\"id\" (the architecture), \"location\", \"archive\", \"offset\" (in the archive), \"size\", \"compressed\", "
+     "\"verdict\", \"reason\"}), \"stubs\" (archives listing an architecture tried first but lacking the key: "
+     "passed, as the HIP runtime does since rocm-systems #9953), \"hint\"}; the exit status is 0 when every record "
+     "has a selection"},
     {"verify: files[]", "one per file given, in order"},
     {"verify: files[].file", "the file as given"},
     {"verify: files[].containers[]", "each container of device code found, in file order"},
@@ -168,13 +176,22 @@ constexpr F kListFields[] = {
      "offset is"},
     {"entries[].kind", "\"cubin\", \"ptx\" or \"kind 0x<hex>\" for an NVIDIA fatbin entry; null for the others"},
     {"entries[].uncompressed_size",
-     "the bytes the entry decompresses to; equal to size for every entry but a compressed fatbin entry"},
+     "the bytes the entry decompresses to; equal to size for every entry but a compressed fatbin or kpack entry"},
+    {"entries[].kpack",
+     "for a code object of an AMD kpack archive, {\"archive\", \"binary\", \"arch\", \"ordinal\", \"offset\"}: the "
+     "archive's path (the file or member as named, or where a kpack'd binary's record found it), the TOC's binary key "
+     "(\"lib/libx.so#0\") and architecture, the entry's ordinal, and where its stored bytes (a zstd frame where "
+     "compressed) lie in the archive; null for every other entry. The entries a kpack'd binary's records find have "
+     "offset and uri null (their bytes lie in the archive)"},
     {"files[]",
      "one per file given, in order, after all entries; for a directory given, one per file of it that holds "
      "device code or failed (its path as the directory was given, then the path inside it), or the directory "
      "itself when none does"},
     {"files[].file", "the file as given"},
     {"files[].entries", "how many entries of it were listed"},
+    {"files[].kpack_missing",
+     "only for a kpack'd binary (docs/kpack.md): the search paths of its marker where no kpack archive was found, "
+     "or the one reason none was looked up (\"archives not looked up: ...\")"},
     {"files[].error",
      "only for a file that failed (no device code, cannot be read to its end): the message; its entries found "
      "before the failure are listed"},
@@ -326,7 +343,8 @@ constexpr SchemaDoc kSchemas[] = {
      "One schema for the five subcommands: \"command\" says which printed the object, and the members named "
      "\"<command>: <member>\" are that subcommand's. \"spec: <member>\" are the members of a spec, the object "
      "that describes a target or a code object. Errors are not JSON: one line on standard error, exit 2.",
-     kBytesEscaped, "offloadtool-compat/1 is the first major version."},
+     kBytesEscaped, "offloadtool-compat/1 is the first major version; select's \"records\" (kpack'd binaries) was "
+     "added within it."},
     {Schema::CompressInfo, "offloadtool-compress-info/2", "compress", "offloadtool compress --info --json FILE",
      "each bundle of a file: compressed or not, the compressed bundle's header, sizes, ratio and hashes",
      kCompressInfoFields, "", kBytesAsRead,
@@ -339,8 +357,8 @@ constexpr SchemaDoc kSchemas[] = {
      "also goes to standard error, and the exit status is 1.",
      kBytesEscaped,
      "offloadtool-list/1 put \"files\" first and left out every entry of a file that failed. \"kind\" and "
-     "\"uncompressed_size\" were added within major 2, and so were \"skipped\" (directories as inputs) and "
-     "\"triple\"."},
+     "\"uncompressed_size\" were added within major 2, and so were \"skipped\" (directories as inputs), "
+     "\"triple\", \"kpack\" and \"files[].kpack_missing\"."},
     {Schema::PackageList, "offloadtool-package-list/2", "package", "offloadtool package list --json FILE",
      "the images of the offload binaries of a file", kPackageListFields,
      "Offsets count in the input file, except in a \"bitcode global\" container, where bitcode stores the "

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -165,11 +166,74 @@ std::vector<contents::FoundContainer> read_containers(const std::string& path) {
   return contents::collect_file(path);
 }
 
+// A kpack'd binary: per record, what AMD's loader takes (selection::select_kpack).
+int do_select_kpack(const std::string& path, const std::vector<contents::FoundContainer>& containers,
+                    const compat::TargetSpec& target, bool as_json, SizeStyle sizes) {
+  const std::vector<selection::KpackRecordSelection> records = selection::select_kpack(containers, target);
+  bool all = !records.empty();
+  std::string out;
+  if (as_json) {
+    std::string items;
+    for (std::size_t r = 0; r < records.size(); ++r) {
+      const selection::KpackRecordSelection& k = records[r];
+      std::string entries, stubs;
+      for (std::size_t i = 0; i < k.selection.candidates.size(); ++i) {
+        const selection::Candidate& c = k.selection.candidates[i];
+        entries += fmt::format("{}\n        {{\"index\": {}, \"id\": {}, \"location\": {}, \"archive\": {}, "
+                               "\"offset\": {}, \"size\": {}, \"compressed\": {}, \"verdict\": {}, \"reason\": {}}}",
+                               i ? "," : "", i, js(c.entry.id), js(c.location), js(c.entry.kpack_archive),
+                               c.entry.local_offset, c.entry.size, jb(c.entry.compressed), js(c.verdict),
+                               js_or_null(c.reason));
+      }
+      for (std::size_t i = 0; i < k.stubs.size(); ++i) stubs += (i ? ", " : "") + js(k.stubs[i]);
+      items += fmt::format("{}\n    {{\"key\": {}, \"selected\": {}, \"entries\": [{}\n      ], \"stubs\": [{}], "
+                           "\"hint\": {}}}",
+                           r ? "," : "", js(k.key),
+                           k.selection.chosen ? std::to_string(*k.selection.chosen) : "null", entries, stubs,
+                           js_or_null(k.selection.hint));
+      all = all && k.selection.chosen;
+    }
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"select\",\n  \"file\": {},\n  \"rules\": \"kpack\",\n"
+                      "  \"target\": {},\n  \"records\": [{}\n  ]\n}}\n",
+                      js(kSchema), js(path), spec_json(target), items));
+    return all ? 0 : 1;
+  }
+  for (const selection::KpackRecordSelection& k : records) {
+    if (k.selection.chosen) {
+      const selection::Candidate& c = k.selection.candidates[*k.selection.chosen];
+      out += fmt::format("{}: selected {} ({}, {} at 0x{:x} of {}{})\n", printable(k.key), printable(c.entry.id),
+                         printable(c.location), size_text(c.entry.size, sizes), c.entry.local_offset,
+                         printable(c.entry.kpack_archive), c.entry.compressed ? ", a zstd frame" : "");
+    } else {
+      all = false;
+      out += fmt::format("{}: nothing fits {}\n", printable(k.key), printable(target.text));
+    }
+    for (std::size_t i = 0; i < k.selection.candidates.size(); ++i) {
+      if (k.selection.chosen && i == *k.selection.chosen) continue;
+      const selection::Candidate& c = k.selection.candidates[i];
+      out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected",
+                         printable(c.entry.id), printable(c.location), printable(c.reason));
+    }
+    for (const std::string& stub : k.stubs)
+      out += fmt::format("  fell through: {} (a HIP runtime before rocm-systems #9953 stops there: "
+                         "hipErrorInvalidImage)\n", printable(stub));
+    if (!k.selection.hint.empty()) out += fmt::format("  hint: {}\n", printable(k.selection.hint));
+  }
+  if (records.empty())
+    out += fmt::format("no kpack archive of {} was found: nothing to select\n", printable(path));
+  print(out);
+  return all ? 0 : 1;
+}
+
 // The text gives the entry's size as people read it (support/human_size.h), exact with --bytes.
 int do_select(const std::string& path, const std::string& target_text, bool as_json, SizeStyle sizes,
               const compat::CheckOptions& o) {
   compat::TargetSpec target = compat::parse_spec(target_text);
-  selection::Selection s = selection::select_entry(read_containers(path), target, o);
+  std::vector<contents::FoundContainer> containers = read_containers(path);
+  if (std::any_of(containers.begin(), containers.end(),
+                  [](const contents::FoundContainer& c) { return !c.container.kpack_key.empty(); }))
+    return do_select_kpack(path, containers, target, as_json, sizes);
+  selection::Selection s = selection::select_entry(containers, target, o);
   if (as_json) {
     std::string entries;
     for (std::size_t i = 0; i < s.candidates.size(); ++i) {

@@ -35,6 +35,7 @@
 #include "contents/tree.h"
 #include "contents/uri.h"
 #include "contents/walker.h"
+#include "formats/kpack.h"
 #include "formats/nv_fatbin.h"
 #include "support/json.h"
 #include "support/json_schemas.h"
@@ -71,7 +72,8 @@ class Listing : public contents::Visitor {
 
   void begin(const std::string& file) {
     file_ = file;
-    entries_ = refused_ = containers_ = bytes_ = 0;
+    entries_ = refused_ = containers_ = bytes_ = kpack_records_ = 0;
+    kpack_missing_.clear();
     rows_.clear();
     name_.clear();
     duplicates_.clear();
@@ -87,8 +89,11 @@ class Listing : public contents::Visitor {
     }
   }
   // Entries and refused duplicates found: none is an error.
-  std::uint64_t found() const { return entries_ + refused_; }
+  // A kpack'd binary counts as found with no archive at hand (they are named).
+  std::uint64_t found() const { return entries_ + refused_ + kpack_records_; }
   std::uint64_t entries() const { return entries_; }
+  // A kpack'd binary's search paths where no archive was found (or why none was looked up).
+  const std::vector<std::string>& kpack_missing() const { return kpack_missing_; }
   // The file is done: `ok` when it was read to its end. The text form then
   // gives its total; a file that failed lists what came before the failure.
   void end(bool ok) {
@@ -108,6 +113,8 @@ class Listing : public contents::Visitor {
   void container(const contents::Container& c) override {
     ++containers_;
     refused_ += c.refused_duplicates.size();
+    if (!c.kpack_key.empty()) ++kpack_records_;
+    kpack_missing_.insert(kpack_missing_.end(), c.kpack_missing.begin(), c.kpack_missing.end());
     if (json_) {
       path_.clear();
       for (const contents::Link& l : c.chain) {
@@ -118,8 +125,11 @@ class Listing : public contents::Visitor {
     }
     flush_rows();
     name_ = printable(c.name());
+    kpack_archive_ = !c.kpack_key.empty();
     duplicates_.clear();
     for (const std::string& id : c.refused_duplicates) duplicates_.push_back(printable(id));
+    missing_.clear();
+    for (const std::string& m : c.kpack_missing) missing_.push_back(printable(m));
   }
 
   // Listed from the tables and the ELF headers: a compressed bundle is decoded that far.
@@ -131,7 +141,7 @@ class Listing : public contents::Visitor {
       json_entry(e);
     else
       rows_.push_back({e.index, printable(e.id), printable(e.processor.value_or("-")), e.size, e.offset, e.compressed,
-                       e.local_offset, e.fatbin ? compression_note(e) : std::string()});
+                       e.local_offset, e.fatbin ? compression_note(e) : e.kpack ? kpack_note(e) : std::string()});
   }
 
  private:
@@ -150,6 +160,13 @@ class Listing : public contents::Visitor {
     return fmt::format("{}, {} of {}", e.kind,
                        e.fatbin->compression() == formats::FatbinCompression::Lz4 ? "LZ4" : "zstd",
                        size_text(e.uncompressed_size, sizes_));
+  }
+
+  // A kpack entry's binary key, and its compression: "lib/libx.so#0, zstd of 4.0 KiB".
+  std::string kpack_note(const contents::Entry& e) const {
+    std::string note = printable(e.kpack->binary);
+    if (e.compressed) note += fmt::format(", zstd of {}", size_text(e.uncompressed_size, sizes_));
+    return note;
   }
 
   static void add(fmt::memory_buffer& to, std::string_view s) { to.append(s.data(), s.data() + s.size()); }
@@ -205,6 +222,22 @@ class Listing : public contents::Visitor {
       json::append_str(out_, e.kind);
     add(", \"uncompressed_size\": ");
     number(e.uncompressed_size);
+    add(", \"kpack\": ");
+    if (e.kpack) {
+      add("{\"archive\": ");
+      json::append_str(out_, e.kpack_archive);
+      add(", \"binary\": ");
+      json::append_str(out_, e.kpack->binary);
+      add(", \"arch\": ");
+      json::append_str(out_, e.kpack->arch);
+      add(", \"ordinal\": ");
+      number(e.kpack->ordinal);
+      add(", \"offset\": ");
+      number(e.kpack->offset);
+      add("}");
+    } else {
+      add("null");
+    }
     add("}");
     if (out_.size() >= kFlushSize) flush();
   }
@@ -223,6 +256,7 @@ class Listing : public contents::Visitor {
     fmt::format_to(to, "{}: {} {}\n", name_, rows_.size(), rows_.size() == 1 ? "entry" : "entries");
     for (const Row& r : rows_) {
       std::string where = r.offset       ? fmt::format("at 0x{:x}", *r.offset)
+                          : kpack_archive_ ? fmt::format("at 0x{:x} of the archive", r.local_offset)
                           : r.compressed && r.note.empty() ? "compressed"
                                          : fmt::format("at 0x{:x} of the member", r.local_offset);
       if (!r.note.empty()) where += fmt::format(" ({})", r.note);
@@ -231,6 +265,12 @@ class Listing : public contents::Visitor {
     }
     for (const std::string& id : duplicates_)
       fmt::format_to(to, "  the bundle stores '{}' twice: its entries are not read (run 'compat verify')\n", id);
+    for (const std::string& m : missing_) {
+      if (m.starts_with("archives not looked up"))
+        fmt::format_to(to, "  {}\n", m);
+      else
+        fmt::format_to(to, "  no kpack archive found at {}\n", m);
+    }
     rows_.clear();
     name_.clear();
     if (out_.size() >= kFlushSize) flush();
@@ -241,7 +281,8 @@ class Listing : public contents::Visitor {
   SizeStyle sizes_;
   fmt::memory_buffer out_;
   std::string file_;
-  std::uint64_t entries_ = 0, refused_ = 0, containers_ = 0, bytes_ = 0;
+  std::uint64_t entries_ = 0, refused_ = 0, containers_ = 0, bytes_ = 0, kpack_records_ = 0;
+  std::vector<std::string> kpack_missing_;
   // JSON
   bool listed_ = false;  // an entry is out: the next one needs a comma
   bool addressable_ = false;
@@ -249,6 +290,8 @@ class Listing : public contents::Visitor {
   // text: the container being listed, its names escaped (support/printable.h)
   std::string name_;
   std::vector<std::string> duplicates_;
+  std::vector<std::string> missing_;  // a kpack'd binary's search paths where no archive was found
+  bool kpack_archive_ = false;         // the container is an archive a kpack'd binary's record found
   std::vector<Row> rows_;
 };
 
@@ -272,6 +315,14 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
       files.append(std::string_view(files.size() ? ",\n    {\"file\": " : "\n    {\"file\": "));
       json::append_str(files, file);
       fmt::format_to(fmt::appender(files), ", \"entries\": {}", listing.entries());
+      if (!listing.kpack_missing().empty()) {
+        files.append(std::string_view(", \"kpack_missing\": ["));
+        for (std::size_t i = 0; i < listing.kpack_missing().size(); ++i) {
+          if (i) files.append(std::string_view(", "));
+          json::append_str(files, listing.kpack_missing()[i]);
+        }
+        files.push_back(']');
+      }
       if (error) {
         files.append(std::string_view(", \"error\": "));
         json::append_str(files, *error);

@@ -5,6 +5,7 @@
 #include "formats/bundle_binary.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
+#include "formats/kpack.h"
 #include "formats/nv_fatbin.h"
 #include "object/object_file.h"
 #include "support/mapped_file.h"
@@ -36,9 +37,9 @@ std::string type_from_content(const InputFile& in) {
   if (archive::is_archive(data)) return "a";
   if (formats::has_ccob_magic(data) || formats::has_binary_bundle_magic(data)) return "bc";
   if (object::identify_object(data) != object::ObjectKind::NotObject) return "o";
-  // No text bundle either (which would be looked for through the whole file,
+  // No text bundle either in a fatbin or kpack archive (which would be looked for through the whole file,
   // a 3 GiB fatbin read in full before unbundle --extract-dir walked it).
-  if (formats::has_fatbin_magic(data)) return "";
+  if (formats::has_fatbin_magic(data) || formats::has_kpack_magic(data)) return "";
   std::optional<std::string_view> comment = formats::find_text_comment(data);
   if (!comment) return "";
   return *comment == "//" ? "i" : *comment == "#" ? "s" : "ll";
