@@ -42,6 +42,10 @@ constexpr F kCompatFields[] = {
     {"check: steps[].rule", "\"kind\", \"triple\", \"processor\", \"xnack\"... (\"exact\" for LLVM's first test)"},
     {"check: steps[].verdict", "\"pass\", \"fail\" or \"skip\""},
     {"check: steps[].detail", "what was compared, in words"},
+    {"check: targets[]",
+     "instead of target, compatible, generic and steps, when a list of targets was given: one {\"target\", "
+     "\"compatible\", \"generic\", \"steps\"} per target, in order, each what that target alone gets"},
+    {"check: compatible (with a list)", "true when the code object runs on every target of the list"},
     {"canonical: results[]", "one per ID given, in order"},
     {"canonical: results[].input", "the ID as given"},
     {"canonical: results[].canonical", "its canonical spelling; null when it does not parse"},
@@ -74,6 +78,10 @@ constexpr F kCompatFields[] = {
      "\"verdict\", \"reason\"}), \"stubs\" (archives listing an architecture tried first but lacking the key: "
      "passed, as the HIP runtime does since rocm-systems #9953), \"hint\"}; the exit status is 0 when every record "
      "has a selection"},
+    {"select: selections[]",
+     "when a list of targets was given: one object per target, in order, holding the members after rules that "
+     "the target alone gets (target, selected, entries, hint; or target, records); the exit status is 0 when "
+     "every target has an entry"},
     {"verify: files[]", "one per file given, in order"},
     {"verify: files[].file", "the file as given"},
     {"verify: files[].containers[]", "each container of device code found, in file order"},

@@ -103,37 +103,66 @@ compat::TargetSpec code_spec(const std::string& text, std::string& source) {
   return compat::parse_spec(t->target_id);
 }
 
+// A JSON object's members (at two spaces) as an element of an array at four.
+std::string as_element(const std::string& members) {
+  std::string out = "\n    {\n    ";
+  for (char ch : members) {
+    out += ch;
+    if (ch == '\n') out += "    ";
+  }
+  return out + "\n    }";
+}
+
+// A target list (the one target syntax: "gfx90a,gfx942", a machine's GPUs):
+// the code object checked against each; text one line (or --explain block)
+// each, JSON "targets" of each one's verdict and steps; exit 0 when it is
+// compatible with every one. One target: as ever.
 int do_check(const std::string& code_text, const std::string& target_text, bool explain, bool as_json,
              const compat::CheckOptions& o) {
   std::string source;
-  compat::TargetSpec code = code_spec(code_text, source), target = compat::parse_spec(target_text);
-  compat::CheckResult r = compat::check(code, target, o);
+  const compat::TargetSpec code = code_spec(code_text, source);
+  const std::vector<compat::TargetSpec> targets = compat::parse_spec_list({target_text});
   const std::string rules = rules_name(o);
-  if (as_json) {
+  bool all = true;
+  std::string text, members;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const compat::TargetSpec& target = targets[i];
+    compat::CheckResult r = compat::check(code, target, o);
+    all = all && r.compatible;
     std::string steps;
     for (const compat::Step& s : r.steps)
       steps += fmt::format("{}\n    {{\"rule\": {}, \"verdict\": {}, \"detail\": {}}}", steps.empty() ? "" : ",",
                            js(s.rule), js(s.verdict), js(s.detail));
-    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"check\",\n  \"rules\": {},\n  \"source\": {},\n"
-                      "  \"code_object\": {},\n  \"target\": {},\n  \"compatible\": {},\n  \"generic\": {},\n"
-                      "  \"steps\": [{}\n  ]\n}}\n",
-                      js(kSchema), js(rules), js_or_null(source), spec_json(code), spec_json(target), jb(r.compatible),
-                      jb(r.generic), steps));
-  } else if (explain) {
-    std::string out = source.empty() ? "" : fmt::format("source:      {}\n", source);
-    out += fmt::format("code object: {} ({})\ntarget:      {} ({})\nrules:       {}\n", code.text,
-                                  describe(code), target.text, describe(target),
-                                  o.rules == compat::Rules::Bundler
-                                      ? fmt::format("LLVM {}'s clang-offload-bundler", target::traits(o.release).major)
-                                      : std::string("the HIP and OpenMP runtimes"));
-    for (const compat::Step& s : r.steps)
-      out += fmt::format("  {:<18}{:<6}{}\n", s.rule, s.verdict, printable(s.detail));
-    out += r.compatible ? "compatible\n" : "not compatible\n";
-    print(out);
-  } else {
-    print(r.compatible ? "compatible\n" : fmt::format("not compatible: {}\n", printable(r.reason())));
+    const std::string verdict = fmt::format("  \"target\": {},\n  \"compatible\": {},\n  \"generic\": {},\n"
+                                            "  \"steps\": [{}\n  ]",
+                                            spec_json(target), jb(r.compatible), jb(r.generic), steps);
+    members += targets.size() == 1 ? verdict : (i ? "," : "") + as_element(verdict);
+    if (explain) {
+      std::string out = source.empty() ? "" : fmt::format("source:      {}\n", source);
+      out += fmt::format("code object: {} ({})\ntarget:      {} ({})\nrules:       {}\n", code.text, describe(code),
+                         target.text, describe(target),
+                         o.rules == compat::Rules::Bundler
+                             ? fmt::format("LLVM {}'s clang-offload-bundler", target::traits(o.release).major)
+                             : std::string("the HIP and OpenMP runtimes"));
+      for (const compat::Step& s : r.steps)
+        out += fmt::format("  {:<18}{:<6}{}\n", s.rule, s.verdict, printable(s.detail));
+      out += r.compatible ? "compatible\n" : "not compatible\n";
+      text += (i ? "\n" : "") + out;
+    } else {
+      text += targets.size() == 1 ? "" : printable(target.text) + ": ";
+      text += r.compatible ? "compatible\n" : fmt::format("not compatible: {}\n", printable(r.reason()));
+    }
   }
-  return r.compatible ? 0 : 1;
+  if (as_json)
+    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"check\",\n  \"rules\": {},\n  \"source\": {},\n"
+                      "  \"code_object\": {},\n{}\n}}\n",
+                      js(kSchema), js(rules), js_or_null(source), spec_json(code),
+                      targets.size() == 1
+                          ? members
+                          : fmt::format("  \"targets\": [{}\n  ],\n  \"compatible\": {}", members, jb(all))));
+  else
+    print(text);
+  return all ? 0 : 1;
 }
 
 int do_canonical(const std::vector<std::string>& ids, bool as_json, const std::string& prog) {
@@ -166,38 +195,40 @@ std::vector<contents::FoundContainer> read_containers(const std::string& path) {
   return contents::collect_file(path);
 }
 
+// What select says for one target: its text, its JSON members after "rules"
+// (an object's inside, at two spaces), and whether an entry was chosen.
+struct Said {
+  std::string text, json;
+  bool ok = false;
+};
+
 // A kpack'd binary: per record, what AMD's loader takes (selection::select_kpack).
-int do_select_kpack(const std::string& path, const std::vector<contents::FoundContainer>& containers,
-                    const compat::TargetSpec& target, bool as_json, SizeStyle sizes) {
+Said select_kpack(const std::string& path, const std::vector<contents::FoundContainer>& containers,
+                  const compat::TargetSpec& target, SizeStyle sizes) {
   const std::vector<selection::KpackRecordSelection> records = selection::select_kpack(containers, target);
+  Said said;
   bool all = !records.empty();
-  std::string out;
-  if (as_json) {
-    std::string items;
-    for (std::size_t r = 0; r < records.size(); ++r) {
-      const selection::KpackRecordSelection& k = records[r];
-      std::string entries, stubs;
-      for (std::size_t i = 0; i < k.selection.candidates.size(); ++i) {
-        const selection::Candidate& c = k.selection.candidates[i];
-        entries += fmt::format("{}\n        {{\"index\": {}, \"id\": {}, \"location\": {}, \"archive\": {}, "
-                               "\"offset\": {}, \"size\": {}, \"compressed\": {}, \"verdict\": {}, \"reason\": {}}}",
-                               i ? "," : "", i, js(c.entry.id), js(c.location), js(c.entry.kpack_archive),
-                               c.entry.local_offset, c.entry.size, jb(c.entry.compressed), js(c.verdict),
-                               js_or_null(c.reason));
-      }
-      for (std::size_t i = 0; i < k.stubs.size(); ++i) stubs += (i ? ", " : "") + js(k.stubs[i]);
-      items += fmt::format("{}\n    {{\"key\": {}, \"selected\": {}, \"entries\": [{}\n      ], \"stubs\": [{}], "
-                           "\"hint\": {}}}",
-                           r ? "," : "", js(k.key),
-                           k.selection.chosen ? std::to_string(*k.selection.chosen) : "null", entries, stubs,
-                           js_or_null(k.selection.hint));
-      all = all && k.selection.chosen;
+  std::string items;
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    const selection::KpackRecordSelection& k = records[r];
+    std::string entries, stubs;
+    for (std::size_t i = 0; i < k.selection.candidates.size(); ++i) {
+      const selection::Candidate& c = k.selection.candidates[i];
+      entries += fmt::format("{}\n        {{\"index\": {}, \"id\": {}, \"location\": {}, \"archive\": {}, "
+                             "\"offset\": {}, \"size\": {}, \"compressed\": {}, \"verdict\": {}, \"reason\": {}}}",
+                             i ? "," : "", i, js(c.entry.id), js(c.location), js(c.entry.kpack_archive),
+                             c.entry.local_offset, c.entry.size, jb(c.entry.compressed), js(c.verdict),
+                             js_or_null(c.reason));
     }
-    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"select\",\n  \"file\": {},\n  \"rules\": \"kpack\",\n"
-                      "  \"target\": {},\n  \"records\": [{}\n  ]\n}}\n",
-                      js(kSchema), js(path), spec_json(target), items));
-    return all ? 0 : 1;
+    for (std::size_t i = 0; i < k.stubs.size(); ++i) stubs += (i ? ", " : "") + js(k.stubs[i]);
+    items += fmt::format("{}\n    {{\"key\": {}, \"selected\": {}, \"entries\": [{}\n      ], \"stubs\": [{}], "
+                         "\"hint\": {}}}",
+                         r ? "," : "", js(k.key), k.selection.chosen ? std::to_string(*k.selection.chosen) : "null",
+                         entries, stubs, js_or_null(k.selection.hint));
+    all = all && k.selection.chosen;
   }
+  said.json = fmt::format("  \"target\": {},\n  \"records\": [{}\n  ]", spec_json(target), items);
+  std::string& out = said.text;
   for (const selection::KpackRecordSelection& k : records) {
     if (k.selection.chosen) {
       const selection::Candidate& c = k.selection.candidates[*k.selection.chosen];
@@ -205,7 +236,6 @@ int do_select_kpack(const std::string& path, const std::vector<contents::FoundCo
                          printable(c.location), size_text(c.entry.size, sizes), c.entry.local_offset,
                          printable(c.entry.kpack_archive), c.entry.compressed ? ", a zstd frame" : "");
     } else {
-      all = false;
       out += fmt::format("{}: nothing fits {}\n", printable(k.key), printable(target.text));
     }
     for (std::size_t i = 0; i < k.selection.candidates.size(); ++i) {
@@ -221,59 +251,84 @@ int do_select_kpack(const std::string& path, const std::vector<contents::FoundCo
   }
   if (records.empty())
     out += fmt::format("no kpack archive of {} was found: nothing to select\n", printable(path));
-  print(out);
-  return all ? 0 : 1;
+  said.ok = all;
+  return said;
 }
 
 // The text gives the entry's size as people read it (support/human_size.h), exact with --bytes.
+Said select_one(const std::string& path, const std::vector<contents::FoundContainer>& containers,
+                const compat::TargetSpec& target, SizeStyle sizes, const compat::CheckOptions& o) {
+  selection::Selection s = selection::select_entry(containers, target, o);
+  Said said;
+  std::string entries;
+  for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+    const selection::Candidate& c = s.candidates[i];
+    entries += fmt::format(
+        "{}\n    {{\"index\": {}, \"id\": {}, \"location\": {}, \"offset\": {}, \"size\": {}, \"compressed\": {}, "
+        "\"verdict\": {}, \"reason\": {}, \"canonical\": {}, \"code_object\": {}}}",
+        i == 0 ? "" : ",", i, js(c.entry.id), js(c.location), c.entry.offset.value_or(c.entry.local_offset), c.entry.size,
+        jb(c.entry.compressed), js(c.verdict), js_or_null(c.reason), c.spec ? js(c.spec->canonical()) : "null",
+        js_or_null(c.entry.code_object));
+  }
+  said.json = fmt::format("  \"target\": {},\n  \"selected\": {},\n  \"entries\": [{}\n  ],\n  \"hint\": {}",
+                          spec_json(target), s.chosen ? std::to_string(*s.chosen) : "null", entries,
+                          js_or_null(s.hint));
+  std::string& out = said.text;
+  if (s.chosen) {
+    const selection::Candidate& c = s.candidates[*s.chosen];
+    out += fmt::format("selected {} ({}, {} at 0x{:x}{})\n", printable(c.entry.id), printable(c.location),
+                       size_text(c.entry.size, sizes),
+                       c.entry.offset.value_or(c.entry.local_offset), !c.entry.compressed      ? ""
+                       : c.entry.kind.empty() ? " of the decompressed bundle"
+                                              : ", compressed");
+  } else if (s.candidates.empty()) {
+    out += fmt::format("no entry of {} fits {}: it holds no device code (no bundle, compressed bundle, offload "
+                       "binary, NVIDIA fatbin or bundle section)\n", printable(path), printable(target.text));
+  } else {
+    out += fmt::format("no entry of {} fits {}\n", printable(path), printable(target.text));
+  }
+  for (std::size_t i = 0; i < s.candidates.size(); ++i) {
+    if (s.chosen && i == *s.chosen) continue;
+    const selection::Candidate& c = s.candidates[i];
+    out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected",
+                       printable(c.entry.id), printable(c.location), printable(c.reason));
+  }
+  if (!s.hint.empty()) out += fmt::format("hint: {}\n", printable(s.hint));
+  said.ok = s.chosen.has_value();
+  return said;
+}
+
+// One target: what it selects. A list (the one target syntax, "gfx90a,sm_80":
+// a machine's GPUs): each target's choice in turn, text blocks headed by the
+// target, JSON "selections" of the one-target members; exit 0 when every
+// target has an entry.
 int do_select(const std::string& path, const std::string& target_text, bool as_json, SizeStyle sizes,
               const compat::CheckOptions& o) {
-  compat::TargetSpec target = compat::parse_spec(target_text);
+  const std::vector<compat::TargetSpec> targets = compat::parse_spec_list({target_text});
   std::vector<contents::FoundContainer> containers = read_containers(path);
-  if (std::any_of(containers.begin(), containers.end(),
-                  [](const contents::FoundContainer& c) { return !c.container.kpack_key.empty(); }))
-    return do_select_kpack(path, containers, target, as_json, sizes);
-  selection::Selection s = selection::select_entry(containers, target, o);
-  if (as_json) {
-    std::string entries;
-    for (std::size_t i = 0; i < s.candidates.size(); ++i) {
-      const selection::Candidate& c = s.candidates[i];
-      entries += fmt::format(
-          "{}\n    {{\"index\": {}, \"id\": {}, \"location\": {}, \"offset\": {}, \"size\": {}, \"compressed\": {}, "
-          "\"verdict\": {}, \"reason\": {}, \"canonical\": {}, \"code_object\": {}}}",
-          i == 0 ? "" : ",", i, js(c.entry.id), js(c.location), c.entry.offset.value_or(c.entry.local_offset), c.entry.size,
-          jb(c.entry.compressed), js(c.verdict), js_or_null(c.reason), c.spec ? js(c.spec->canonical()) : "null",
-          js_or_null(c.entry.code_object));
-    }
-    print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"select\",\n  \"file\": {},\n  \"rules\": {},\n"
-                      "  \"target\": {},\n  \"selected\": {},\n  \"entries\": [{}\n  ],\n  \"hint\": {}\n}}\n",
-                      js(kSchema), js(path), js(rules_name(o)),
-                      spec_json(target), s.chosen ? std::to_string(*s.chosen) : "null", entries, js_or_null(s.hint)));
-  } else {
-    std::string out;
-    if (s.chosen) {
-      const selection::Candidate& c = s.candidates[*s.chosen];
-      out += fmt::format("selected {} ({}, {} at 0x{:x}{})\n", printable(c.entry.id), printable(c.location),
-                         size_text(c.entry.size, sizes),
-                         c.entry.offset.value_or(c.entry.local_offset), !c.entry.compressed      ? ""
-                         : c.entry.kind.empty() ? " of the decompressed bundle"
-                                                : ", compressed");
-    } else if (s.candidates.empty()) {
-      out += fmt::format("no entry of {} fits {}: it holds no device code (no bundle, compressed bundle, offload "
-                         "binary, NVIDIA fatbin or bundle section)\n", printable(path), printable(target.text));
-    } else {
-      out += fmt::format("no entry of {} fits {}\n", printable(path), printable(target.text));
-    }
-    for (std::size_t i = 0; i < s.candidates.size(); ++i) {
-      if (s.chosen && i == *s.chosen) continue;
-      const selection::Candidate& c = s.candidates[i];
-      out += fmt::format("  {} {} ({}): {}\n", c.verdict == "compatible" ? "passed over" : "rejected",
-                         printable(c.entry.id), printable(c.location), printable(c.reason));
-    }
-    if (!s.hint.empty()) out += fmt::format("hint: {}\n", printable(s.hint));
-    print(out);
+  const bool kpack = std::any_of(containers.begin(), containers.end(),
+                                 [](const contents::FoundContainer& c) { return !c.container.kpack_key.empty(); });
+  std::vector<Said> said;
+  bool all = true;
+  for (const compat::TargetSpec& t : targets) {
+    said.push_back(kpack ? select_kpack(path, containers, t, sizes) : select_one(path, containers, t, sizes, o));
+    all = all && said.back().ok;
   }
-  return s.chosen ? 0 : 1;
+  const std::string head = fmt::format("{{\n  \"schema\": {},\n  \"command\": \"select\",\n  \"file\": {},\n  \"rules\": {},\n",
+                                       js(kSchema), js(path), kpack ? js("kpack") : js(rules_name(o)));
+  if (said.size() == 1) {
+    print(as_json ? head + said[0].json + "\n}\n" : said[0].text);
+    return all ? 0 : 1;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < said.size(); ++i) {
+    if (as_json)
+      out += (i ? "," : "") + as_element(said[i].json);
+    else
+      out += fmt::format("{}{}:\n{}", i ? "\n" : "", printable(targets[i].text), said[i].text);
+  }
+  print(as_json ? head + "  \"selections\": [" + out + "\n  ]\n}\n" : out);
+  return all ? 0 : 1;
 }
 
 // A directory given to verify: its files that hold device code, each
@@ -427,7 +482,10 @@ cli::AppletBody define_compat(CLI::App& app) {
   check->add_option("code-object", o->code_text,
                     "bundle entry ID or target ID of the code object, or an AMDGPU code object file")
       ->required();
-  check->add_option("target", o->target_text, "bundle entry ID or target ID of the GPU")->required();
+  check->add_option("target", o->target_text,
+                    "bundle entry ID or target ID of the GPU, or a comma-separated list of them (compatible with each; "
+                    "docs/targets.md)")
+      ->required();
   check->add_flag("--explain", o->explain, "print each rule and its verdict");
   add_rule_flags(check);
 
@@ -438,7 +496,10 @@ cli::AppletBody define_compat(CLI::App& app) {
   CLI::App* select = app.add_subcommand("select", "which entry a runtime loads for a GPU (exit 1 when none fits)");
   select->add_option("file", o->file, "bundle, compressed bundle, archive, object or executable ('-' = stdin)")
       ->required();
-  select->add_option("-t,--target", o->target_text, "the GPU's target ID (or a bundle entry ID)")->required();
+  select->add_option("-t,--target", o->target_text,
+                     "the GPU's target ID (or a bundle entry ID), or a comma-separated list of them: the choice for "
+                     "each (docs/targets.md)")
+      ->required();
   add_rule_flags(select);
   add_bytes_flag(*select, o->sizes);
 

@@ -20,6 +20,7 @@ that target, compute_XX the PTX, named as cuobjdump -xelf/-xptx names them.
 Errors: a bad target is the parser's error, as `compat check` gives it; an
 input without device code is `list`'s error, with or without a target, and
 leaves nothing behind."""
+import json
 import os
 import sys
 
@@ -168,8 +169,56 @@ def no_device_code_cases(root):
                   not os.path.exists(c.path('out')))
 
 
+def compat_list_cases(root):
+    """compat select and check take a list (a machine's GPUs): each target's
+    answer is what the target alone gets, the selected entries those LLVM's
+    rule picks for the bundle IDs, exit 0 only when every target is served."""
+    payloads = {'h': b'host', 'on': b'gfx90a xnack+ code', 'g1100': b'gfx1100 code'}
+    a = harness.llvm_bundle(['-type=bc', '-targets=' + ','.join([HOST, X_ON, G1100]), '-input=h', '-input=on',
+                             '-input=g1100'], payloads, root)
+    c = Case(root, 'compat', {'a.bc': a})
+
+    def ot(*args):
+        r = harness.run([OT, 'compat', *args], cwd=c.dir, text=True)
+        return r.returncode, r.stdout, r.stderr
+
+    targets = ['gfx90a:xnack+', 'gfx1100', 'gfx942']
+    alone = {t: ot('select', 'a.bc', '--target', t) for t in targets}
+    check('select, one target at a time: gfx90a:xnack+ and gfx1100 served, gfx942 not',
+          [alone[t][0] for t in targets] == [0, 0, 1], {t: alone[t][0] for t in targets})
+    for t, ident in (('gfx90a:xnack+', X_ON), ('gfx1100', G1100)):
+        check('select --target %s: the entry LLVM unbundles for %s' % (t, ident),
+              alone[t][1].startswith('selected %s ' % ident), alone[t][1])
+    rc, out, err = ot('select', 'a.bc', '--target', ','.join(targets))
+    want = '\n'.join('%s:\n%s' % (t, alone[t][1]) for t in targets)
+    check('select --target LIST: each target\'s block as the target alone gets it, exit 1 (gfx942 unserved)',
+          rc == 1 and out == want and err == '', (rc, out, err))
+    rc, out, err = ot('select', 'a.bc', '--target', 'gfx1100,gfx90a:xnack+')
+    check('select --target LIST: exit 0 when every target is served', rc == 0, (rc, out, err))
+    rc, out, err = ot('select', 'a.bc', '--target', ','.join(targets), '--json')
+    doc = json.loads(out)
+    singles = [json.loads(ot('select', 'a.bc', '--target', t, '--json')[1]) for t in targets]
+    check('select --json with a list: "selections", each the members the target alone gets',
+          rc == 1 and [{k: v for k, v in d.items() if k not in ('schema', 'command', 'file', 'rules')} for d in singles]
+          == doc['selections'] and doc['schema'] == singles[0]['schema'], out)
+    # check: a code object against each target of the list.
+    lines = [ot('check', 'gfx90a:xnack+', t)[1] for t in targets]
+    rc, out, err = ot('check', 'gfx90a:xnack+', ','.join(targets))
+    check('check CODE LIST: one line per target, as each alone says it, exit 1 (not compatible with all)',
+          rc == 1 and out == ''.join('%s: %s' % (t, l) for t, l in zip(targets, lines)), (rc, out, err))
+    rc, out, err = ot('check', 'gfx90a', 'gfx90a:xnack+,gfx90a:xnack-', '--json')
+    doc = json.loads(out)
+    check('check --json with a list: "targets" with each verdict, "compatible" of them all',
+          rc == 0 and doc['compatible'] is True and [t['target']['text'] for t in doc['targets']] ==
+          ['gfx90a:xnack+', 'gfx90a:xnack-'] and all(t['compatible'] for t in doc['targets']), out)
+    rc, out, err = ot('check', 'gfx90a', 'gfx90a,gfx9000')
+    check('check with a bad item in the list: the parser\'s error, exit 2',
+          rc == 2 and out == '' and "gfx9000" in err, (rc, out, err))
+
+
 def cases(root):
     amd_cases(root)
+    compat_list_cases(root)
     nvidia_cases(root)
     no_device_code_cases(root)
 
