@@ -69,7 +69,8 @@ struct CudaGpu {
 
 struct CudaResult {
   std::string library;          // as given to dlopen ("libcuda.so.1", or OFFLOADTOOL_LIBCUDA)
-  std::string how;              // "dlopen" (in this process) or "helper" (the static build: detect_cuda.cpp)
+  std::string how;              // "dlopen" (in this process), "helper" (the static build: cuda_probe_helper.cpp),
+                                // "none" (a path that is not there: nothing loaded)
   bool loaded = false;          // the library loaded and has the driver API's entry points
   std::optional<int> driver_version;  // cuDriverGetVersion: 12020 for CUDA 12.2
   std::optional<int> init_result;     // cuInit's CUresult; nullopt when not called

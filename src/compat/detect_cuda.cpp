@@ -3,10 +3,14 @@
 // build's choice (compat/cuda_probe_run.h): in this process with plain dlopen
 // (the shared build), or in a helper the static binary carries and executes
 // (why: compat/cuda_probe_helper.cpp; docs/gpu-detection.md).
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -116,6 +120,19 @@ std::string cuda_library() {
 CudaResult detect_cuda(const std::string& library) {
   CudaResult r;
   r.library = library;
+  // A path (dlopen searches nothing for a name with a slash) that is not there:
+  // no driver, said without loading anything. This is also what makes the
+  // answer the same where the static build's helper cannot start (an aarch64
+  // binary under qemu-user, which cannot execute the helper it writes).
+  if (library.find('/') != std::string::npos) {
+    struct stat st;
+    if (::stat(library.c_str(), &st) != 0) {
+      r.how = "none";
+      r.no_driver = true;
+      r.error = fmt::format("no NVIDIA driver ({}: {})", library, std::strerror(errno));
+      return r;
+    }
+  }
   std::string probe_error;
   std::string text = run_cuda_probe(library, r.how, probe_error);
   // What the helper said before it failed (if it did) is kept; its failure is the error.

@@ -104,7 +104,8 @@ constexpr F kCompatFields[] = {
      "the library loaded: \"libcuda.so.1\" (found as dlopen finds it), or OFFLOADTOOL_LIBCUDA's value"},
     {"detect: cuda.how",
      "\"dlopen\" (loaded in offloadtool's process: the shared build) or \"helper\" (the static build: loaded "
-     "by a small dynamically linked helper the binary carries and runs)"},
+     "by a small dynamically linked helper the binary carries and runs), or \"none\" when library is a path "
+     "that does not exist (nothing was loaded)"},
     {"detect: cuda.loaded", "true when the library loaded and has the driver API's entry points"},
     {"detect: cuda.driver_version", "cuDriverGetVersion's value (12020 for CUDA 12.2); null when not known"},
     {"detect: cuda.init_result", "cuInit's CUresult (0 success, 100 CUDA_ERROR_NO_DEVICE); null when not called"},

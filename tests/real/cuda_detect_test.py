@@ -14,11 +14,13 @@ What is checked:
  1. compat detect, text and --json, with no amdkfd topology: the stand-in's two
     GPUs (sm_86, sm_90: compute capability, name, ordinal; the driver version
     and cuInit's result in --json); with an AMD fixture as well (both vendors
-    listed); and each way of finding none, its one error line: no driver (the
-    library absent: dlopen's message), cuInit failing with
-    CUDA_ERROR_NO_DEVICE (100), the driver counting 0 devices, cuInit failing
-    otherwise (CUDA_ERROR_UNKNOWN, 999: a warning beside an AMD GPU), a library
-    that is not a CUDA driver (libz.so.1: no cuInit).
+    listed); and each way of finding none, its one error line: no driver (a
+    path that is not there, "how": "none"; a name the dynamic loader does not
+    find: its message), CUDA's stub library (CUDA_ERROR_STUB_LIBRARY, 34),
+    cuInit failing with CUDA_ERROR_NO_DEVICE (100), the driver counting 0
+    devices, cuInit failing otherwise (CUDA_ERROR_UNKNOWN, 999: a warning
+    beside an AMD GPU; no word when there is no driver at all), a library that
+    is not a CUDA driver (libz.so.1: no cuInit).
  2. prune --keep-detected of libcurand.so.10 (Debian 12's CUDA 11.8, from
     $OT_CUDA_CACHE: scripts/fetch-cuda-samples) with the stand-in's sm_86 and
     sm_90: `cuobjdump -all -lelf -lptx` of the output lists exactly what NVIDIA's
@@ -104,10 +106,19 @@ def check_detect(root, libdir, how):
            'node 1: gfx90a:sramecc+:xnack- (gfx_target_version 90010, device 0x740f)\n' + two, '')
 
     absent = os.path.join(root, 'absent', 'libcuda.so.1')
-    expect('detect: no driver (the library absent): dlopen\'s message',
+    expect('detect: no driver (a path that is not there: nothing loaded)',
            detect(env_for('', library=absent), '--sysfs', none), 1, '',
+           E + 'no GPU found: %s; no NVIDIA driver (%s: No such file or directory)\n' % (no_amd, absent))
+    rc, out, err = detect(env_for('', library=absent), '--sysfs', none, '--json')
+    check('detect --json: no driver at a path: how "none", loaded false, the reason in cuda.error',
+          rc == 1 and json.loads(out)['cuda'] == {
+              'library': absent, 'how': 'none', 'loaded': False, 'driver_version': None, 'init_result': None,
+              'init_result_name': None, 'error': 'no NVIDIA driver (%s: No such file or directory)' % absent}, out + err)
+    name = 'libcuda-absent-offloadtool-test.so.1'  # searched for as libcuda.so.1 is: the dynamic loader's words
+    expect('detect: no driver (a library name the dynamic loader does not find): its message',
+           detect(env_for(libdir, library=name), '--sysfs', none), 1, '',
            E + 'no GPU found: %s; no NVIDIA driver (%s: cannot open shared object file: No such file or directory)\n'
-           % (no_amd, absent))
+           % (no_amd, name))
     expect('detect: CUDA\'s stub library (cuInit returns CUDA_ERROR_STUB_LIBRARY, 34, and names no error)',
            detect(env_for(libdir, init='34'), '--sysfs', none), 1, '',
            E + 'no GPU found: %s; no NVIDIA driver (libcuda.so.1 is CUDA\'s stub library: cuInit returned '
