@@ -136,4 +136,10 @@ DetectResult detect(const std::string& sysfs_root, std::optional<bool> xnack) {
   return r;
 }
 
+std::string amd_no_gpu_reason(const DetectResult& r) {
+  if (!r.found_topology) return fmt::format("no amdkfd topology at {} (is the amdgpu driver loaded?)", r.topology);
+  if (r.gpus.empty()) return fmt::format("no AMD GPU in {}", r.topology);
+  return {};
+}
+
 }  // namespace ot::compat

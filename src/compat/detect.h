@@ -53,4 +53,46 @@ std::optional<bool> chosen_xnack(const std::string& option);
 // properties file and the line of a malformed value.
 DetectResult detect(const std::string& sysfs_root, std::optional<bool> xnack);
 
+// One phrase saying why `r` lists no GPU ("" when it lists one): no amdkfd
+// topology (no driver), or none of its nodes is a GPU.
+std::string amd_no_gpu_reason(const DetectResult& r);
+
+// ---- NVIDIA GPUs: the CUDA driver API (compat/cuda_probe.h), loaded at run time.
+
+struct CudaGpu {
+  int ordinal = 0;              // cuDeviceGet's ordinal
+  int major = 0, minor = 0;     // compute capability
+  std::string name;             // cuDeviceGetName's; "" when the driver has none
+  std::string target;           // "sm_86"; "" when the driver could not say (note says why)
+  std::string note;             // the CUDA call that failed for this device, if one did
+};
+
+struct CudaResult {
+  std::string library;          // as given to dlopen ("libcuda.so.1", or OFFLOADTOOL_LIBCUDA)
+  std::string how;              // "dlopen" (in this process), "helper" (the static build: cuda_probe_helper.cpp),
+                                // "none" (a path that is not there: nothing loaded)
+  bool loaded = false;          // the library loaded and has the driver API's entry points
+  std::optional<int> driver_version;  // cuDriverGetVersion: 12020 for CUDA 12.2
+  std::optional<int> init_result;     // cuInit's CUresult; nullopt when not called
+  std::string init_result_name;       // cuGetErrorName's ("CUDA_ERROR_NO_DEVICE"); "" when unknown
+  std::vector<CudaGpu> gpus;
+  // Why there is no GPU list (empty when the driver counted its devices, zero included):
+  // "no NVIDIA driver (...)", "no NVIDIA GPU (...)" or what failed.
+  std::string error;
+  bool no_driver = false;       // error: the library is not there
+  bool no_device = false;       // error or gpus.empty(): the driver is there and sees no GPU
+};
+
+// The library the CUDA driver API is loaded from: OFFLOADTOOL_LIBCUDA when set
+// (a path or a name dlopen searches for), else "libcuda.so.1".
+std::string cuda_library();
+
+// Asks the CUDA driver of `library`. Never throws for what the driver says
+// (that is in the result); the one line the caller prints, when there is no
+// GPU, is result.error or, with no error, "no NVIDIA GPU (...: 0 devices)".
+CudaResult detect_cuda(const std::string& library);
+
+// One phrase saying why `r` lists no GPU ("" when it lists one).
+std::string cuda_no_gpu_reason(const CudaResult& r);
+
 }  // namespace ot::compat

@@ -102,7 +102,7 @@ constexpr F kCompatFields[] = {
     {"detect: topology", "the amdkfd topology folder read (/sys/class/kfd/kfd/topology/nodes)"},
     {"detect: found_topology", "false when there is none (no AMD GPU driver)"},
     {"detect: cpu_nodes[]", "the node numbers of the CPUs"},
-    {"detect: gpus[]", "one per GPU node, in node order"},
+    {"detect: gpus[]", "one per AMD GPU node, in node order (NVIDIA GPUs: nvidia_gpus[])"},
     {"detect: gpus[].node", "its node number"},
     {"detect: gpus[].gfx_target_version", "as the kernel driver gives it (90010 for gfx90a)"},
     {"detect: gpus[].processor", "\"gfx90a\"; \"\" when the version names no processor"},
@@ -115,6 +115,26 @@ constexpr F kCompatFields[] = {
      "\"on\", \"off\" or \"any\" (the setting processes run with: --xnack, HSA_XNACK, else any); null when "
      "not supported"},
     {"detect: gpus[].note", "why the target ID is incomplete or missing; else null"},
+    {"detect: cuda", "the CUDA driver asked for NVIDIA GPUs (docs/gpu-detection.md)"},
+    {"detect: cuda.library",
+     "the library loaded: \"libcuda.so.1\" (found as dlopen finds it), or OFFLOADTOOL_LIBCUDA's value"},
+    {"detect: cuda.how",
+     "\"dlopen\" (loaded in offloadtool's process: the shared build) or \"helper\" (the static build: loaded "
+     "by a small dynamically linked helper the binary carries and runs), or \"none\" when library is a path "
+     "that does not exist (nothing was loaded)"},
+    {"detect: cuda.loaded", "true when the library loaded and has the driver API's entry points"},
+    {"detect: cuda.driver_version", "cuDriverGetVersion's value (12020 for CUDA 12.2); null when not known"},
+    {"detect: cuda.init_result", "cuInit's CUresult (0 success, 100 CUDA_ERROR_NO_DEVICE); null when not called"},
+    {"detect: cuda.init_result_name", "cuGetErrorName's name of it; null when the driver gives none"},
+    {"detect: cuda.error",
+     "why no NVIDIA GPU is listed, as the text output says it (\"no NVIDIA driver (...)\", \"no NVIDIA GPU "
+     "(...)\" or what failed); null when the driver listed one"},
+    {"detect: nvidia_gpus[]", "one per CUDA device, in the driver's order"},
+    {"detect: nvidia_gpus[].ordinal", "its CUDA device ordinal (0, 1, ...)"},
+    {"detect: nvidia_gpus[].compute_capability", "\"8.6\"; null when the driver could not say"},
+    {"detect: nvidia_gpus[].target", "\"sm_86\": what --keep-detected keeps for it; null when not known"},
+    {"detect: nvidia_gpus[].name", "cuDeviceGetName's (\"NVIDIA H100 80GB HBM3\"); \"\" when not known"},
+    {"detect: nvidia_gpus[].note", "the driver call that failed for this device; else null"},
     {"spec: text", "a target or code object as given"},
     {"spec: form", "\"bundle-id\" (hip-amdgcn-amd-amdhsa--gfx90a) or \"target-id\" (gfx90a:xnack+)"},
     {"spec: kind", "the offload kind of a bundle ID (\"hip\"); \"\" for a target ID"},
@@ -351,8 +371,10 @@ constexpr SchemaDoc kSchemas[] = {
      "One schema for the five subcommands: \"command\" says which printed the object, and the members named "
      "\"<command>: <member>\" are that subcommand's. \"spec: <member>\" are the members of a spec, the object "
      "that describes a target or a code object. Errors are not JSON: one line on standard error, exit 2.",
-     kBytesEscaped, "offloadtool-compat/1 is the first major version; select's \"records\" (kpack'd binaries) was "
-     "added within it."},
+     kBytesEscaped,
+     "offloadtool-compat/1 is the first major version; select's \"records\" (kpack'd binaries) and "
+     "\"selections\" (a target list), check's \"targets\" (a target list), and detect's \"cuda\" and "
+     "\"nvidia_gpus\" (NVIDIA GPUs) were added within it."},
     {Schema::CompressInfo, "offloadtool-compress-info/2", "compress", "offloadtool compress --info --json FILE",
      "each bundle of a file: compressed or not, the compressed bundle's header, sizes, ratio and hashes",
      kCompressInfoFields, "", kBytesAsRead,

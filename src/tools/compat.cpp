@@ -10,8 +10,11 @@
 //   offloadtool compat verify <file>... [--json]
 //   offloadtool compat detect [--sysfs <dir>] [--xnack on|off] [--json]
 //
+// detect lists AMD GPUs (amdkfd's sysfs topology: compat/detect.cpp) and NVIDIA
+// GPUs (the CUDA driver API: compat/detect_cuda.cpp); docs/gpu-detection.md.
+//
 // Exit codes: 0 yes / found / clean; 1 check: not compatible, select: nothing
-// fits, verify: violations, detect: no AMD GPU; 2 errors (bad IDs, unreadable
+// fits, verify: violations, detect: no GPU of either vendor; 2 errors (bad IDs, unreadable
 // or malformed files, usage).
 //
 // --json prints one object, schema json::Schema::Compat, its "command" member
@@ -417,8 +420,10 @@ int do_verify(const std::vector<std::string>& inputs, bool as_json) {
 int do_detect(const std::string& root, const std::string& xnack_text, bool as_json, const std::string& prog) {
   std::optional<bool> xnack = compat::chosen_xnack(xnack_text);
   compat::DetectResult r = compat::detect(root, xnack);
+  compat::CudaResult nv = compat::detect_cuda(compat::cuda_library());
+  const bool any = !r.gpus.empty() || !nv.gpus.empty();
   if (as_json) {
-    std::string gpus, cpus;
+    std::string gpus, cpus, nv_gpus;
     for (std::uint32_t n : r.cpu_nodes) cpus += fmt::format("{}{}", cpus.empty() ? "" : ", ", n);
     for (const compat::DetectedGpu& g : r.gpus) {
       std::string xn = !g.xnack_supported ? "null" : g.xnack ? js(*g.xnack ? "on" : "off") : js("any");
@@ -428,9 +433,21 @@ int do_detect(const std::string& root, const std::string& xnack_text, bool as_js
           gpus.empty() ? "" : ",", g.node, g.gfx_target_version, js(g.processor), js(g.target_id), jb(g.apu),
           g.vendor_id, g.device_id, g.sramecc ? js(*g.sramecc ? "on" : "off") : "null", xn, js_or_null(g.note));
     }
+    for (const compat::CudaGpu& g : nv.gpus)
+      nv_gpus += fmt::format("{}\n    {{\"ordinal\": {}, \"compute_capability\": {}, \"target\": {}, \"name\": {}, "
+                             "\"note\": {}}}",
+                             nv_gpus.empty() ? "" : ",", g.ordinal,
+                             g.target.empty() ? "null" : js(fmt::format("{}.{}", g.major, g.minor)),
+                             js_or_null(g.target), js(g.name), js_or_null(g.note));
+    auto opt_int = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("null"); };
+    std::string cuda = fmt::format(
+        "{{\"library\": {}, \"how\": {}, \"loaded\": {}, \"driver_version\": {}, \"init_result\": {}, "
+        "\"init_result_name\": {}, \"error\": {}}}",
+        js(nv.library), js(nv.how), jb(nv.loaded), opt_int(nv.driver_version), opt_int(nv.init_result),
+        js_or_null(nv.init_result_name), js_or_null(compat::cuda_no_gpu_reason(nv)));
     print(fmt::format("{{\n  \"schema\": {},\n  \"command\": \"detect\",\n  \"topology\": {},\n  \"found_topology\": {},\n"
-                      "  \"cpu_nodes\": [{}],\n  \"gpus\": [{}\n  ]\n}}\n",
-                      js(kSchema), js(r.topology), jb(r.found_topology), cpus, gpus));
+                      "  \"cpu_nodes\": [{}],\n  \"gpus\": [{}\n  ],\n  \"cuda\": {},\n  \"nvidia_gpus\": [{}\n  ]\n}}\n",
+                      js(kSchema), js(r.topology), jb(r.found_topology), cpus, gpus, cuda, nv_gpus));
   } else {
     std::string out;
     for (const compat::DetectedGpu& g : r.gpus) {
@@ -439,13 +456,23 @@ int do_detect(const std::string& root, const std::string& xnack_text, bool as_js
                          g.device_id);
       if (!g.note.empty()) out += fmt::format("  note: {}\n", g.note);
     }
+    for (const compat::CudaGpu& g : nv.gpus) {
+      out += g.target.empty() ? fmt::format("cuda {}: unknown", g.ordinal)
+                              : fmt::format("cuda {}: {} (compute capability {}.{}", g.ordinal, g.target, g.major,
+                                            g.minor);
+      out += g.name.empty() ? (g.target.empty() ? "\n" : ")\n")
+                            : fmt::format("{}{})\n", g.target.empty() ? " (" : ", ", g.name);
+      if (!g.note.empty()) out += fmt::format("  note: {}\n", g.note);
+    }
     print(out);
-    if (!r.found_topology)
-      cli::print_error(prog, fmt::format("no amdkfd topology at {} (is the amdgpu driver loaded?)", r.topology));
-    else if (r.gpus.empty())
-      cli::print_error(prog, fmt::format("no AMD GPU in {}", r.topology));
+    if (!any) {
+      cli::print_error(prog, fmt::format("no GPU found: {}; {}", compat::amd_no_gpu_reason(r), compat::cuda_no_gpu_reason(nv)));
+    } else if (!nv.error.empty() && !nv.no_driver && !nv.no_device) {
+      // AMD GPUs were found, but an NVIDIA driver that is there failed: say so.
+      cli::print_warning(prog, nv.error);
+    }
   }
-  return r.gpus.empty() ? 1 : 0;
+  return any ? 0 : 1;
 }
 
 struct CompatOptions {
@@ -461,9 +488,10 @@ cli::AppletBody define_compat(CLI::App& app) {
   auto o = std::make_shared<CompatOptions>();
   app.description(
       "Target-ID compatibility: check a code object against a GPU and explain the verdict, canonical\n"
-      "spellings, which entry of a file a runtime loads, bundle composition rules, and the local AMD GPUs.\n\n"
+      "spellings, which entry of a file a runtime loads, bundle composition rules, and the local AMD and\n"
+      "NVIDIA GPUs.\n\n"
       "Exit codes: 0 compatible / selected / clean / GPU found; 1 not compatible (check), nothing fits\n"
-      "(select), violations (verify), no AMD GPU (detect); 2 errors: malformed or unknown target IDs,\n"
+      "(select), violations (verify), no GPU (detect); 2 errors: malformed or unknown target IDs,\n"
       "unreadable or malformed files, usage errors.\n");
   app.require_subcommand(1);
 
@@ -510,7 +538,10 @@ cli::AppletBody define_compat(CLI::App& app) {
       ->required();
   verify->add_flag("--json", o->as_json, json_help);
 
-  CLI::App* detect = app.add_subcommand("detect", "the local AMD GPUs' target IDs from amdkfd's sysfs topology");
+  CLI::App* detect = app.add_subcommand(
+      "detect",
+      "the local GPUs' targets: AMD from amdkfd's sysfs topology, NVIDIA from the CUDA driver (libcuda.so.1,\n"
+      "loaded at run time; OFFLOADTOOL_LIBCUDA names another)");
   detect->add_option("--sysfs", o->sysfs, "the sysfs root to read (default /sys)");
   detect->add_option("--xnack", o->xnack,
                      "the xnack mode processes run with: on or off (default: HSA_XNACK, else any)");

@@ -5,7 +5,7 @@
 //   offloadtool prune --keep TARGET... FILE -o OUT
 //   offloadtool prune --drop TARGET... FILE --in-place
 //   offloadtool prune --keep TARGET... FILE --dry-run [--json]
-//   offloadtool prune --keep-detected FILE -o OUT            (this machine's GPUs, as compat detect finds them)
+//   offloadtool prune --keep-detected FILE -o OUT            (this machine's AMD and NVIDIA GPUs, as compat detect finds them)
 //
 // --json prints one JSON object, schema json::Schema::Prune (support/json_schemas.cpp
 // documents its members; offloadtool-json(7)); for a package json::Schema::PruneTree.
@@ -15,6 +15,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/diagnostics.h"
 #include "compat/detect.h"
 #include "contents/tree.h"
 #include "prune/package.h"
@@ -158,11 +159,11 @@ int prune_directory(const PruneOptions& o, const prune::Selection& selection) {
   return 0;
 }
 
-// --keep-detected: the target IDs of this machine's GPUs (compat detect).
-std::vector<std::string> detected_targets(const PruneOptions& o) {
+// --keep-detected: the targets of this machine's GPUs (compat detect): AMD
+// target IDs from amdkfd's topology and NVIDIA sm_XY from the CUDA driver.
+std::vector<std::string> detected_targets(const PruneOptions& o, const std::string& prog) {
   compat::DetectResult d = compat::detect(o.sysfs, compat::chosen_xnack(o.xnack));
-  if (!d.found_topology)
-    fail("", "--keep-detected: no amdkfd topology at {} (is the amdgpu driver loaded?)", d.topology);
+  compat::CudaResult nv = compat::detect_cuda(compat::cuda_library());
   std::vector<std::string> out;
   for (const compat::DetectedGpu& g : d.gpus) {
     if (!g.target_id.empty())
@@ -173,7 +174,21 @@ std::vector<std::string> detected_targets(const PruneOptions& o) {
       fail(g.properties, "--keep-detected: GPU node {} names no processor this build knows (gfx_target_version {}): "
            "give its target to --keep", g.node, g.gfx_target_version);
   }
-  if (out.empty()) fail("", "--keep-detected: no AMD GPU in {}", d.topology);
+  for (const compat::CudaGpu& g : nv.gpus) {
+    if (g.target.empty())
+      fail("", "--keep-detected: CUDA device {}{}: {}: give its target to --keep", g.ordinal,
+           g.name.empty() ? "" : fmt::format(" ({})", g.name), g.note);
+    out.push_back(g.target);
+  }
+  // An NVIDIA driver that loaded and then failed is an error even beside AMD
+  // GPUs: what it would have found would otherwise be pruned away without a word.
+  const bool nv_failed = !nv.error.empty() && !nv.no_driver && !nv.no_device;
+  if (nv_failed && nv.loaded) fail("", "--keep-detected: {}", nv.error);
+  if (out.empty())
+    fail("", "--keep-detected: no GPU found: {}; {}", compat::amd_no_gpu_reason(d), compat::cuda_no_gpu_reason(nv));
+  // The static build's probe could not start (compat/detect_cuda.cpp): no
+  // NVIDIA GPU is known, which the user must hear of.
+  if (nv_failed) cli::print_warning(prog, fmt::format("--keep-detected: {}", nv.error));
   return out;
 }
 
@@ -202,7 +217,7 @@ int prune_package(const PruneOptions& o, const prune::Selection& selection, cons
 
 int prune_file(PruneOptions o, const cli::Invocation& inv) {
   if (o.keep_detected)
-    for (std::string& t : detected_targets(o)) o.keep.push_back(std::move(t));
+    for (std::string& t : detected_targets(o, inv.prog)) o.keep.push_back(std::move(t));
   if (o.keep.empty() && o.drop.empty()) fail("", "give the targets to --keep or to --drop");
   if (!o.dry_run && o.output.empty() && !o.in_place) fail("", "no output: give -o FILE, --in-place or --dry-run");
   if (o.dry_run && (!o.output.empty() || o.in_place)) fail("", "--dry-run writes nothing: drop -o and --in-place");
@@ -291,8 +306,9 @@ cli::AppletBody define_prune(CLI::App& app) {
                    ->allow_extra_args(false);
   keep->excludes(drop);
   auto* detected = app.add_flag("--keep-detected", o->keep_detected,
-                                "also keep what this machine's AMD GPUs load (their target IDs, as compat detect finds "
-                                "them in amdkfd's sysfs topology)");
+                                "also keep what this machine's GPUs load, as compat detect finds them: AMD target IDs "
+                                "from amdkfd's sysfs topology, NVIDIA sm_XY from the CUDA driver (libcuda.so.1, or "
+                                "OFFLOADTOOL_LIBCUDA)");
   detected->excludes(drop);
   app.add_option("--sysfs", o->sysfs, "the sysfs root --keep-detected reads (default /sys)")->needs(detected);
   app.add_option("--xnack", o->xnack, "--keep-detected: the xnack setting the GPUs run with (on or off; default "

@@ -66,8 +66,14 @@ def run_large_ccob(root):
               rc == 0 and peak <= limit, 'exit %d' % rc)
 
 
+# detect's NVIDIA side (a stand-in driver reporting GPUs) is tests/real/cuda_detect_test.py.
+NO_LIBCUDA = '/nonexistent/offloadtool-test/libcuda.so.1'
+NO_NVIDIA = 'no NVIDIA driver (%s: No such file or directory)' % NO_LIBCUDA
+
+
 def main():
     os.environ.pop('HSA_XNACK', None)  # detect reads it
+    os.environ['OFFLOADTOOL_LIBCUDA'] = NO_LIBCUDA  # and asks the CUDA driver: none here, whatever the machine has
     return harness.run_suite('compat', run_cases, needs=[BUNDLER] + [harness.llvm(t) for t in (
         'llc', 'clang', 'ld.lld', 'llvm-ar', 'clang-offload-packager')])
 
@@ -341,10 +347,11 @@ def run_detect(root):
     expect('detect: APU', c, ['detect', '--sysfs', os.path.join(SYSFS, 'kaveri-apu')], 0,
            'node 0: gfx700 (gfx_target_version 70000, APU, device 0x130f)\n')
     expect('detect: CPU only', c, ['detect', '--sysfs', os.path.join(SYSFS, 'cpu-only')], 1, '',
-           E + 'no AMD GPU in ' + os.path.join(SYSFS, 'cpu-only', 'class/kfd/kfd/topology/nodes') + '\n')
+           E + 'no GPU found: no AMD GPU in ' + os.path.join(SYSFS, 'cpu-only', 'class/kfd/kfd/topology/nodes') + '; '
+           + NO_NVIDIA + '\n')
     expect('detect: no driver', c, ['detect', '--sysfs', c.path('none')], 1, '',
-           E + 'no amdkfd topology at ' + c.path('none') + '/class/kfd/kfd/topology/nodes (is the amdgpu driver '
-           'loaded?)\n')
+           E + 'no GPU found: no amdkfd topology at ' + c.path('none') + '/class/kfd/kfd/topology/nodes (is the amdgpu '
+           'driver loaded?); ' + NO_NVIDIA + '\n')
     expect('detect: malformed properties', c, ['detect', '--sysfs', os.path.join(SYSFS, 'malformed')], 2, '',
            E + os.path.join(SYSFS, 'malformed') + "/class/kfd/kfd/topology/nodes/1/properties: line 2: '4x' is not a "
            'decimal number (property simd_count)\n')

@@ -251,8 +251,8 @@ def test_detected(root):
     d = harness.Case(root, 'prune', {'a.hipfb': bundle})
     expect('--keep-detected: no GPU', d, ['--keep-detected', '--sysfs', os.path.join(SYSFS, 'cpu-only'), 'a.hipfb',
                                           '-o', 'x'], 1, '',
-           E + '--keep-detected: no AMD GPU in %s\n' % os.path.join(SYSFS, 'cpu-only', 'class', 'kfd', 'kfd',
-                                                                   'topology', 'nodes'))
+           E + '--keep-detected: no GPU found: no AMD GPU in %s; no NVIDIA driver (%s: No such file or directory)\n' % (os.path.join(SYSFS, 'cpu-only', 'class', 'kfd', 'kfd', 'topology', 'nodes'),
+                                             NO_LIBCUDA))
 
 
 # ---------------------------------------------------------------------------
@@ -721,7 +721,12 @@ def cases(root):
         t(root)
 
 
+# No CUDA driver for --keep-detected whatever the machine has (NVIDIA GPUs: tests/real/cuda_detect_test.py).
+NO_LIBCUDA = '/nonexistent/offloadtool-test/libcuda.so.1'
+
+
 def main():
+    os.environ['OFFLOADTOOL_LIBCUDA'] = NO_LIBCUDA
     return harness.run_suite('prune-test', cases, needs=[LLVM_BUNDLER, LLVM_PACKAGER])
 
 
