@@ -75,12 +75,8 @@ formats::ImageKind image_kind_for(const std::string& path, Bytes head) {
 
 void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics d,
                     target::LlvmRelease release) {
-  // LLVM 23 writes OffloadBinary version 2 with another key order (docs/llvm23.md):
-  // not written yet. Refused rather than 22's bytes under 23's name.
-  if (target::traits(release).offload_binary_version != 1)
-    fail(output, "writing as LLVM {} is not implemented yet (OffloadBinary version {}, one binary for all images, "
-         "and LLVM {}'s key order): use release 22 (OFFLOADTOOL_LLVM=22, llvm-offload-binary-22)",
-         target::traits(release).major, target::traits(release).offload_binary_version, target::traits(release).major);
+  // 23 writes one version-2 binary for all images, its keys in 23's hash order.
+  const bool v2 = target::traits(release).offload_binary_version == 2;
   const bool triple_optional = d == Diagnostics::Llvm19 && !target::traits(release).packager_requires_triple;
   struct Prepared {
     std::shared_ptr<InputFile> file;
@@ -98,7 +94,7 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
     // Several files in one --image (file=a.o,file=b.o, or file=a.o,b.o) give
     // one binary each, all with the image's other keys.
     const std::string& files = *args.find("file");
-    const std::vector<const formats::OffloadString*> keys = args.llvm_order();
+    const std::vector<const formats::OffloadString*> keys = args.llvm_order(v2);
     for (std::size_t start = 0;;) {
       const std::size_t comma = files.find(',', start);
       const std::string path = files.substr(start, comma == std::string::npos ? comma : comma - start);
@@ -123,6 +119,16 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
   std::vector<OutputFile> outs;
   outs.push_back(open_output(output, d));
   OutputFile& out = outs.back();
+  if (v2) {
+    std::vector<formats::OffloadImageDesc> descs;
+    for (const Prepared& p : prepared) descs.push_back(p.desc);
+    const formats::OffloadBinaryFrame frame = formats::frame_offload_binary_v2(descs);
+    out.write(frame.head);
+    for (const Prepared& p : prepared) out.copy_from(*p.file, 0, p.desc.image_size);
+    out.zeros(frame.tail_padding);
+    commit_outputs(outs, {output}, d);
+    return;
+  }
   for (const Prepared& p : prepared) {
     const formats::OffloadBinaryFrame frame = formats::frame_offload_binary_v1(p.desc);
     out.write(frame.head);
