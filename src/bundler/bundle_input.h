@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,19 @@ OpenedBundle open_bundle(const Config& config, const std::shared_ptr<InputFile>&
 // The bundles of the input `in`: one, or with config.concatenated every bundle
 // of a sequence (formats::split_bundles).
 std::vector<OpenedBundle> open_bundles(const Config& config, const std::shared_ptr<InputFile>& in);
+
+// LLVM 23 reads several bundles from one input (reference 1.5, docs/llvm23.md),
+// when the release read has several_bundles and the type is a binary one:
+// CCOBs one after another (each ends where its header's total size says, the
+// next is the next "CCOB" from there; each is listed on its own), or plain
+// bundles found by searching for the magic 25 bytes after the last one found
+// (read as LLVM reads a header, never failing). -unbundle splits a plain input
+// only when it starts with a bundle, each piece up to the next magic, and
+// takes each target from the first piece that has it (open_bundles returns
+// these); -list prints, after each plain bundle found, every ID found so far.
+// nullopt / empty: the input is read as 22 reads it.
+std::optional<std::string> list_as_23(const Config& config, const std::shared_ptr<InputFile>& in);
+std::vector<OpenedBundle> bundles_as_23_unbundles(const Config& config, const std::shared_ptr<InputFile>& in);
 
 // The object of an object bundle without its bundle sections (what LLVM asks
 // llvm-objcopy for when it extracts the host entry).

@@ -102,7 +102,8 @@ std::vector<BundleId> check_targets(const Config& config, bool unbundling) {
   std::map<std::string, std::set<std::string>> ids_by_group;
   std::size_t hosts = 0;
   bool hip_only = true;
-  const bool five_pieces = config.id_rules == target::BundleIdRules::FivePieces;
+  const bool five_pieces = config.id_rules != target::BundleIdRules::LastDashArch;
+  const int major = target::traits(config.reading).major;
   for (const std::string& raw : config.targets) {
     if (!seen.insert(raw).second) fail_llvm("Duplicate targets are not allowed");
     BundleId id(raw, config.id_rules);
@@ -120,11 +121,11 @@ std::vector<BundleId> check_targets(const Config& config, bool unbundling) {
     // the spelling that keeps it. Requests when unbundling stay 22's (they
     // find nothing, as 22 says).
     if (five_pieces && !unbundling) {
-      if (auto lossy = target::lossy_under_five_pieces(raw)) {
-        std::string msg = fmt::format("target '{}': LLVM 22 would write it as '{}', losing '{}'", raw,
+      if (auto lossy = target::lossy_under_five_pieces(raw, config.id_rules)) {
+        std::string msg = fmt::format("target '{}': LLVM {} would write it as '{}', losing '{}'", raw, major,
                                       lossy->would_write, lossy->lost);
         msg += lossy->use_instead.empty()
-                   ? std::string(" (not an offload architecture LLVM 22 knows)")
+                   ? fmt::format(" (not an offload architecture LLVM {} knows)", major)
                    : fmt::format("; write '{}'", lossy->use_instead);
         throw LlvmError(msg);
       }
@@ -417,8 +418,13 @@ void unbundle(const Config& config, const std::vector<BundleId>& targets) {
 }
 
 void list(const Config& config) {
+  std::shared_ptr<InputFile> in = open_first_input(config);
+  if (std::optional<std::string> text = list_as_23(config, in)) {
+    if (config.out) config.out(*text);
+    return;
+  }
   std::string text;
-  for (const OpenedBundle& b : open_bundles(config, open_first_input(config)))
+  for (const OpenedBundle& b : open_bundles(config, in))
     for (const BundleEntry& e : b.entries) text += e.id + "\n";
   if (config.out) config.out(text);
 }

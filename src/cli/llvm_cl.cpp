@@ -87,12 +87,13 @@ std::optional<std::int32_t> parse_int32(std::string_view text) {
 // ---------------------------------------------------------------------------
 // Response files
 
-std::vector<std::string> tokenize_gnu(std::string_view src) {
+std::vector<std::string> tokenize_gnu(std::string_view src, bool keep_empty_quoted) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   std::vector<std::string> tokens;
   std::string token;
+  bool quoted = false;  // the token so far had quotes ("" is a token of its own in 23)
   for (std::size_t i = 0, e = src.size(); i < e; ++i) {
-    if (token.empty()) {
+    if (token.empty() && !quoted) {
       while (i < e && is_space(src[i])) ++i;
       if (i == e) break;
     }
@@ -102,6 +103,7 @@ std::vector<std::string> tokenize_gnu(std::string_view src) {
       continue;
     }
     if (c == '"' || c == '\'') {  // quoted: backslash still escapes; no closing quote = to the end
+      quoted = keep_empty_quoted;
       for (++i; i < e && src[i] != c; ++i) {
         if (src[i] == '\\' && i + 1 < e) ++i;
         token += src[i];
@@ -110,13 +112,14 @@ std::vector<std::string> tokenize_gnu(std::string_view src) {
       continue;
     }
     if (is_space(c)) {
-      if (!token.empty()) tokens.push_back(std::move(token));
+      if (!token.empty() || quoted) tokens.push_back(std::move(token));
       token.clear();
+      quoted = false;
       continue;
     }
     token += c;
   }
-  if (!token.empty()) tokens.push_back(std::move(token));
+  if (!token.empty() || quoted) tokens.push_back(std::move(token));
   // The tokens become C strings: an embedded NUL ends one.
   for (std::string& t : tokens) t.resize(std::min(t.size(), t.find('\0')));
   return tokens;
@@ -219,7 +222,7 @@ class Expander {
         return false;
       }
       stack_.push_back({st.st_dev, st.st_ino, path});
-      if (!expand(tokenize_gnu(*text), out)) return false;
+      if (!expand(tokenize_gnu(*text, dialect_ == Dialect::Llvm23), out)) return false;
       stack_.pop_back();
     }
     return true;
@@ -347,13 +350,15 @@ std::string dashed(std::string_view name) { return (name.size() == 1 ? "-" : "--
 std::string spaces(std::size_t n) { return std::string(n, ' '); }
 
 // The hash of the map cl keeps options in, by name: a StringMap up to LLVM 21
-// (djbHash in 14, xxh3 from 17), a DenseMap<StringRef> from 22. Both probe
+// (djbHash in 14, xxh3 from 17), a DenseMap<StringRef> from 22 (hash_value:
+// CityHash-style in 22, xxh3 in 23). Both probe
 // quadratically and iterate in bucket order.
 std::uint32_t option_map_hash(Dialect dialect, std::string_view name) {
   switch (dialect) {
     case Dialect::Llvm14: return stringmap_hash(name, StringMapHash::Djb0);
     case Dialect::Llvm19: return stringmap_hash(name, StringMapHash::Xxh3);
     case Dialect::Llvm22: return static_cast<std::uint32_t>(formats::llvm_hash_value(name));
+    case Dialect::Llvm23: return static_cast<std::uint32_t>(formats::llvm23_hash_value(name));
   }
   return 0;
 }

@@ -31,8 +31,9 @@ namespace ot::cli::llvmcl {
 // failures are reported, how single-letter options with a value are shown in
 // help, and whether --help-hidden lists the library's empty option categories.
 // 22 differs from 19 only in the map: a DenseMap<StringRef> hashed by
-// llvm::hash_value where 14 and 19 have a StringMap (llvm-project PR #174988).
-enum class Dialect : std::uint8_t { Llvm14, Llvm19, Llvm22 };
+// llvm::hash_value where 14 and 19 have a StringMap (llvm-project PR #174988);
+// 23 only in that hash_value, now xxh3_64bits ^ seed (PR #194567).
+enum class Dialect : std::uint8_t { Llvm14, Llvm19, Llvm22, Llvm23 };
 
 enum class Kind : std::uint8_t {
   Flag,       // cl::opt<bool>: -x, -x=true|false|1|0|TRUE|True|FALSE|False|""
@@ -148,7 +149,9 @@ struct ListedOption {
 std::vector<ListedOption> list_options(const Tool& tool);
 
 // Pieces exposed for unit tests.
-std::vector<std::string> tokenize_gnu(std::string_view text);  // cl::TokenizeGNUCommandLine
+// cl::TokenizeGNUCommandLine; `keep_empty_quoted`: LLVM 23's, where a quoted
+// empty string ("" or '') is an (empty) argument (observed; 22 dropped it).
+std::vector<std::string> tokenize_gnu(std::string_view text, bool keep_empty_quoted = false);
 std::optional<std::uint64_t> parse_unsigned(std::string_view text);  // StringRef::getAsInteger(0)
 std::optional<std::int64_t> parse_signed(std::string_view text);
 std::optional<bool> parse_bool(std::string_view text);

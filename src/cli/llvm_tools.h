@@ -9,10 +9,13 @@ namespace ot::cli::llvmcl {
 
 extern const Tool kClangOffloadBundler19;   // clang-offload-bundler 19.1.7
 extern const Tool kClangOffloadBundler22;   // clang-offload-bundler 22.1.8
+extern const Tool kClangOffloadBundler23;   // clang-offload-bundler 23.1.4
 extern const Tool kClangOffloadPackager19;  // clang-offload-packager 19.1.7
 extern const Tool kLlvmOffloadBinary22;     // llvm-offload-binary 22.1.8 (also as clang-offload-packager)
+extern const Tool kLlvmOffloadBinary23;     // llvm-offload-binary 23.1.4
 extern const Tool kClangOffloadWrapper14;   // clang-offload-wrapper 14.0.6
 extern const Tool kLlvmOffloadWrapper22;    // llvm-offload-wrapper 22.1.8
+extern const Tool kLlvmOffloadWrapper23;    // llvm-offload-wrapper 23.1.4
 
 // Each personality's command line in a release (cli/applets.h's table).
 const Tool& bundler_tool(target::LlvmRelease release);

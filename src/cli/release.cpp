@@ -14,7 +14,8 @@
 namespace ot::cli {
 
 target::LlvmRelease default_release() {
-  static_assert(OT_DEFAULT_LLVM_RELEASE == 19 || OT_DEFAULT_LLVM_RELEASE == 22, "llvm_release: 19 or 22");
+  static_assert(OT_DEFAULT_LLVM_RELEASE == 19 || OT_DEFAULT_LLVM_RELEASE == 22 || OT_DEFAULT_LLVM_RELEASE == 23,
+                "llvm_release: 19, 22 or 23");
   return *target::release_for_major(OT_DEFAULT_LLVM_RELEASE);
 }
 

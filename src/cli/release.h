@@ -1,7 +1,7 @@
 // Which LLVM release a run impersonates, and why (target/llvm_release.h has
 // what differs between them). In order, the first that says:
 //   1. a versioned name: clang-offload-bundler-22, x86_64-linux-gnu-llvm-offload-binary-19;
-//   2. OFFLOADTOOL_LLVM=19|22 in the environment (empty = unset);
+//   2. OFFLOADTOOL_LLVM=19|22|23 in the environment (empty = unset);
 //   3. the LLVM tool that started us (support/parent_llvm.h), when its release
 //      is supported and every sign of it agrees;
 //   4. the build's default (meson option llvm_release).

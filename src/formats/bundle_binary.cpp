@@ -1,5 +1,7 @@
 #include "formats/bundle_binary.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 namespace ot::formats {
@@ -55,6 +57,34 @@ std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::st
     if (entries[i].offset < pos && entries[i].size > 0)
       fail_at({file, entries[i].offset}, "bundle entry {} ('{}') payload overlaps the bundle header (0x{:x} bytes)", i,
               entries[i].id, pos);
+  }
+  return entries;
+}
+
+std::optional<std::vector<BundleEntry>> read_binary_bundle_leniently(Bytes data) {
+  std::vector<BundleEntry> entries;
+  const std::uint64_t size = data.size();
+  auto fits = [size](std::uint64_t at, std::uint64_t n) { return !range_exceeds(at, n, size); };
+  if (!has_binary_bundle_magic(data) || !fits(kBundleMagic.size(), 8)) return std::nullopt;
+  std::uint64_t pos = kBundleMagic.size();
+  const std::uint64_t count = load_le<std::uint64_t>(data.data() + pos);
+  pos += 8;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (!fits(pos, 24)) return std::nullopt;
+    BundleEntry e;
+    e.offset = load_le<std::uint64_t>(data.data() + pos);
+    e.size = load_le<std::uint64_t>(data.data() + pos + 8);
+    const std::uint64_t id_len = load_le<std::uint64_t>(data.data() + pos + 16);
+    pos += 24;
+    if (!fits(pos, id_len)) return std::nullopt;
+    e.id = std::string(as_chars(data.subspan(pos, id_len)));
+    pos += id_len;
+    if (e.offset == 0 || range_exceeds(e.offset, e.size, size)) break;
+    auto same = std::find_if(entries.begin(), entries.end(), [&](const BundleEntry& x) { return x.id == e.id; });
+    if (same != entries.end())
+      *same = std::move(e);
+    else
+      entries.push_back(std::move(e));
   }
   return entries;
 }

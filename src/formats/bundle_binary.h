@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +41,14 @@ std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::st
 // The same, with `buf` holding src's first bytes as far as they were read
 // already (ByteSource::prefix's buffer): they are not read again.
 std::vector<BundleEntry> read_binary_bundle(const ByteSource& src, const std::string& file, std::vector<std::byte>& buf);
+
+// LLVM 23's reading of a header it found by searching for the magic
+// (observed): nullopt when the header is cut short (its count, or an entry's
+// fields or ID, past the end of `data`): the bundle is not taken at all;
+// otherwise the entries up to the first with offset 0 or whose payload runs
+// past the end (LLVM stops there silently); a later entry of an ID replaces
+// the earlier.
+std::optional<std::vector<BundleEntry>> read_binary_bundle_leniently(Bytes data);
 
 // Header bytes and payload offsets for payloads of the given sizes, in order.
 struct BinaryBundleLayout {

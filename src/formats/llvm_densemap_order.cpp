@@ -5,6 +5,8 @@
 #include <optional>
 #include <utility>
 
+#include <xxhash.h>
+
 #include "support/bytes.h"
 
 namespace ot::formats {
@@ -135,17 +137,20 @@ std::uint64_t llvm_hash_value(std::string_view str) {
   return st.finish(len);
 }
 
-std::vector<std::size_t> densemap_iteration_order(std::span<const std::string_view> keys) {
+std::uint64_t llvm23_hash_value(std::string_view s) { return XXH3_64bits(s.data(), s.size()) ^ kSeed; }
+
+std::vector<std::size_t> densemap_iteration_order(std::span<const std::string_view> keys,
+                                                  std::uint64_t (*hash)(std::string_view), bool linear_probing) {
   // DenseMapInfo<StringRef>::getHashValue truncates the hash to `unsigned`.
   std::vector<std::uint32_t> hashes;
   hashes.reserve(keys.size());
-  for (std::string_view k : keys) hashes.push_back(static_cast<std::uint32_t>(llvm_hash_value(k)));
+  for (std::string_view k : keys) hashes.push_back(static_cast<std::uint32_t>(hash(k)));
 
   std::vector<std::optional<std::size_t>> buckets;
   auto place = [&](std::size_t index) {
     const std::size_t mask = buckets.size() - 1;
     std::size_t b = hashes[index] & mask;
-    for (std::size_t probe = 1; buckets[b]; ++probe) b = (b + probe) & mask;
+    for (std::size_t probe = 1; buckets[b]; ++probe) b = (b + (linear_probing ? 1 : probe)) & mask;
     buckets[b] = index;
   };
   std::size_t entries = 0;

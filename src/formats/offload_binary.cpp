@@ -287,6 +287,62 @@ OffloadBinaryFrame frame_offload_binary_v1(const OffloadImageDesc& desc) {
   return f;
 }
 
+OffloadBinaryFrame frame_offload_binary_v2(const std::vector<OffloadImageDesc>& descs) {
+  ElfStringTable strtab;
+  std::uint64_t records = 0, images = 0;
+  for (const OffloadImageDesc& d : descs) {
+    for (const OffloadString& s : d.strings) {
+      strtab.add(s.key);
+      strtab.add(s.value);
+    }
+    records += d.strings.size();
+    if (d.image_size > UINT64_MAX / 2 - images)
+      fail({}, "images of 0x{:x} bytes and more are too large for an offload binary", images);
+    images += d.image_size;
+  }
+  strtab.finalize();
+
+  const std::uint64_t entries_end = kOffloadHeaderSize + kOffloadEntrySize * descs.size();
+  const std::uint64_t strtab_offset = entries_end + kOffloadStringEntrySizeV2 * records;
+  const std::uint64_t image_offset = align_to(strtab_offset + strtab.size(), kOffloadAlignment);
+  const std::uint64_t total = align_to(image_offset + images, kOffloadAlignment);
+
+  OffloadBinaryFrame f;
+  f.image_size = images;
+  f.tail_padding = total - image_offset - images;
+  f.head.assign(image_offset, std::byte{0});
+  std::byte* p = f.head.data();
+  std::copy(kMagic.begin(), kMagic.end(), p);
+  store_le<std::uint32_t>(p + 4, 2);
+  store_le<std::uint64_t>(p + 8, total);
+  store_le<std::uint64_t>(p + 16, kOffloadHeaderSize);
+  store_le<std::uint64_t>(p + 24, descs.size());
+  std::uint64_t record = entries_end, image = image_offset;
+  std::byte* s = p + entries_end;
+  for (std::size_t i = 0; i < descs.size(); ++i) {
+    const OffloadImageDesc& d = descs[i];
+    std::byte* e = p + kOffloadHeaderSize + kOffloadEntrySize * i;
+    store_le<std::uint16_t>(e, d.image_kind);
+    store_le<std::uint16_t>(e + 2, d.offload_kind);
+    store_le<std::uint32_t>(e + 4, d.flags);
+    store_le<std::uint64_t>(e + 8, record);
+    store_le<std::uint64_t>(e + 16, d.strings.size());
+    store_le<std::uint64_t>(e + 24, image);
+    store_le<std::uint64_t>(e + 32, d.image_size);
+    for (const OffloadString& str : d.strings) {
+      store_le<std::uint64_t>(s, strtab_offset + strtab.offset(str.key));
+      store_le<std::uint64_t>(s + 8, strtab_offset + strtab.offset(str.value));
+      store_le<std::uint64_t>(s + 16, str.value.size());
+      s += kOffloadStringEntrySizeV2;
+    }
+    record += kOffloadStringEntrySizeV2 * d.strings.size();
+    image += d.image_size;
+  }
+  const std::string& table = strtab.data();
+  std::transform(table.begin(), table.end(), p + strtab_offset, [](char c) { return static_cast<std::byte>(c); });
+  return f;
+}
+
 std::vector<std::byte> write_offload_binary_v1(OffloadImageDesc desc, Bytes image) {
   desc.image_size = image.size();
   OffloadBinaryFrame f = frame_offload_binary_v1(desc);

@@ -118,6 +118,15 @@ struct OffloadBinaryFrame {
 };
 
 OffloadBinaryFrame frame_offload_binary_v1(const OffloadImageDesc& desc);
+
+// Version 2 (LLVM 23's llvm-offload-binary, reference 2.1): one binary for all
+// images. Header (entry count at 0x18), N 40-byte entries, every entry's
+// 24-byte string records {key, value, value length} in entry order, one
+// string table for all (LLVM's StringTableBuilder), zero padding to 8, the
+// images back to back with no padding between them, zero padding to 8. No
+// image: a 40-byte binary. `head` is everything before the first image;
+// `image_size` the images' total, `tail_padding` what follows them.
+OffloadBinaryFrame frame_offload_binary_v2(const std::vector<OffloadImageDesc>& descs);
 // The whole binary in memory (small images, tests).
 std::vector<std::byte> write_offload_binary_v1(OffloadImageDesc desc, Bytes image);
 

@@ -25,13 +25,15 @@ ImageArgs ImageArgs::parse(std::string_view text) {
   return out;
 }
 
-std::vector<const formats::OffloadString*> ImageArgs::llvm_order() const {
+std::vector<const formats::OffloadString*> ImageArgs::llvm_order(bool llvm23) const {
   std::vector<std::string_view> keys;
   keys.reserve(args_.size());
   for (const auto& a : args_) keys.push_back(a.key);
   std::vector<const formats::OffloadString*> out;
   out.reserve(args_.size());
-  for (std::size_t i : formats::densemap_iteration_order(keys)) out.push_back(&args_[i]);
+  for (std::size_t i : formats::densemap_iteration_order(keys, llvm23 ? formats::llvm23_hash_value : formats::llvm_hash_value,
+                                                        llvm23))
+    out.push_back(&args_[i]);
   return out;
 }
 

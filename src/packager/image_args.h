@@ -18,8 +18,9 @@ class ImageArgs {
 
   // Distinct keys in order of first appearance.
   const std::vector<formats::OffloadString>& in_order() const { return args_; }
-  // The same pairs in LLVM 19's DenseMap iteration order.
-  std::vector<const formats::OffloadString*> llvm_order() const;
+  // The same pairs in LLVM's DenseMap iteration order: hashed by 19's and 22's
+  // hash_value, probed quadratically, or by 23's (xxh3, linear probing: `llvm23`).
+  std::vector<const formats::OffloadString*> llvm_order(bool llvm23 = false) const;
 
   bool has(std::string_view key) const { return find(key) != nullptr; }
   const std::string* find(std::string_view key) const;

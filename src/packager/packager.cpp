@@ -75,6 +75,8 @@ formats::ImageKind image_kind_for(const std::string& path, Bytes head) {
 
 void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics d,
                     target::LlvmRelease release) {
+  // 23 writes one version-2 binary for all images, its keys in 23's hash order.
+  const bool v2 = target::traits(release).offload_binary_version == 2;
   const bool triple_optional = d == Diagnostics::Llvm19 && !target::traits(release).packager_requires_triple;
   struct Prepared {
     std::shared_ptr<InputFile> file;
@@ -92,7 +94,7 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
     // Several files in one --image (file=a.o,file=b.o, or file=a.o,b.o) give
     // one binary each, all with the image's other keys.
     const std::string& files = *args.find("file");
-    const std::vector<const formats::OffloadString*> keys = args.llvm_order();
+    const std::vector<const formats::OffloadString*> keys = args.llvm_order(v2);
     for (std::size_t start = 0;;) {
       const std::size_t comma = files.find(',', start);
       const std::string path = files.substr(start, comma == std::string::npos ? comma : comma - start);
@@ -117,6 +119,16 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
   std::vector<OutputFile> outs;
   outs.push_back(open_output(output, d));
   OutputFile& out = outs.back();
+  if (v2) {
+    std::vector<formats::OffloadImageDesc> descs;
+    for (const Prepared& p : prepared) descs.push_back(p.desc);
+    const formats::OffloadBinaryFrame frame = formats::frame_offload_binary_v2(descs);
+    out.write(frame.head);
+    for (const Prepared& p : prepared) out.copy_from(*p.file, 0, p.desc.image_size);
+    out.zeros(frame.tail_padding);
+    commit_outputs(outs, {output}, d);
+    return;
+  }
   for (const Prepared& p : prepared) {
     const formats::OffloadBinaryFrame frame = formats::frame_offload_binary_v1(p.desc);
     out.write(frame.head);
@@ -143,7 +155,15 @@ bool image_matches(const ImageArgs& args, const formats::OffloadEntry& entry,
 
 ExtractResult extract_package(const std::string& input, const ExtractOptions& options, Diagnostics d) {
   const std::shared_ptr<InputFile> in = InputFile::open(input);  // "'<path>': <strerror>" in both styles
-  const std::vector<FoundImage> images = find_offload_images(in, d);
+  std::vector<FoundImage> images;
+  try {
+    images = find_offload_images(in, d);
+  } catch (const std::exception&) {
+    // A damaged binary: how the refusing release reads it is not written either.
+    if (!options.refuse_images.empty()) fail(input, "{}", options.refuse_images);
+    throw;
+  }
+  if (!images.empty() && !options.refuse_images.empty()) fail(input, "{}", options.refuse_images);
 
   ExtractResult result;
   std::vector<PlannedOutput> plan;

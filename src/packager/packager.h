@@ -54,6 +54,10 @@ struct ExtractOptions {
   std::optional<target::LlvmRelease> kind_release;  // how kind= selects (image_matches)
   // Called at once with "Multiple inputs match to a single file, '<file>'".
   std::function<void(const std::string&)> warn = [](const std::string&) {};
+  // Not empty: the error when the input holds any image, or a damaged one (a
+  // release whose extraction is not written yet: LLVM 23's). An input with
+  // none is read as every release reads it (nothing extracted, exit 0).
+  std::string refuse_images;
 };
 
 struct ExtractResult {

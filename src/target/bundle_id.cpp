@@ -39,19 +39,21 @@ std::vector<std::string_view> five_splits(std::string_view text) {
 }  // namespace
 
 BundleId::BundleId(std::string_view text, BundleIdRules rules) {
-  if (rules == BundleIdRules::FivePieces) {
+  if (rules == BundleIdRules::FivePieces || rules == BundleIdRules::FivePiecesAmdgpu) {
+    const bool amdgpu = rules == BundleIdRules::FivePiecesAmdgpu;  // 23
     std::vector<std::string_view> p = five_splits(text);
     five_pieces_ = p.size() >= 5;
     kind_ = std::string(p[0]);
     if (p.size() == 6) {
       std::string_view arch = p[5].substr(0, p[5].find(':'));
-      if (!arch.empty() && is_known_offload_arch(arch, LlvmRelease::Llvm22)) target_id_ = std::string(p[5]);
+      if (!arch.empty() && is_known_offload_arch(arch, amdgpu ? LlvmRelease::Llvm23 : LlvmRelease::Llvm22))
+        target_id_ = std::string(p[5]);
     }
     p.resize(5);  // a short ID (only ever read from a file) gets empty fields; it matches nothing
-    triple_ = Triple(p[1], p[2], p[3], p[4]);
+    triple_ = Triple(p[1], p[2], p[3], p[4], amdgpu);
     // AMDHSA's runtimes want "<arch>-amd-amdhsa-" (empty environment).
-    std::string normal = triple_.os() == "amdhsa" ? normalize_triple(triple_.str(), 3) + "-"
-                                                   : normalize_triple(triple_.str(), 4);
+    std::string normal = triple_.os() == "amdhsa" ? normalize_triple(triple_.str(), 3, amdgpu) + "-"
+                                                   : normalize_triple(triple_.str(), 4, amdgpu);
     standard_ = kind_ + "-" + normal + "-" + target_id_;
     return;
   }
@@ -106,14 +108,15 @@ bool is_code_object_compatible(const BundleId& code_object, const BundleId& targ
 }
 
 
-std::optional<LossyId> lossy_under_five_pieces(std::string_view text) {
+std::optional<LossyId> lossy_under_five_pieces(std::string_view text, BundleIdRules rules) {
   std::vector<std::string_view> p = five_splits(text);
   if (p.size() < 5) return std::nullopt;  // an error of its own (the format message)
-  auto known = [](std::string_view id) {
+  const LlvmRelease release = rules == BundleIdRules::FivePiecesAmdgpu ? LlvmRelease::Llvm23 : LlvmRelease::Llvm22;
+  auto known = [release](std::string_view id) {
     std::string_view arch = id.substr(0, id.find(':'));
-    return !arch.empty() && is_known_offload_arch(arch, LlvmRelease::Llvm22);
+    return !arch.empty() && is_known_offload_arch(arch, release);
   };
-  const std::string would = BundleId(text, BundleIdRules::FivePieces).str();
+  const std::string would = BundleId(text, rules).str();
   // A processor in the environment's place: "hip-amdgcn-amd-amdhsa-gfx906[:xnack+]",
   // "openmp-nvptx64-nvidia-cuda-sm_80", "hip-amdgcn-amd-amdhsa-gfx9-generic".
   std::string_view from_env = text.substr(static_cast<std::size_t>(p[4].data() - text.data()));
@@ -122,8 +125,8 @@ std::optional<LossyId> lossy_under_five_pieces(std::string_view text) {
     // The spelling that keeps it: an explicit environment before the target ID,
     // as clang 22 passes (hip-amdgcn-amd-amdhsa-unknown-gfx906), as 22 writes it.
     std::string keep = fmt::format("{}-{}-{}-{}-unknown-{}", p[0], p[1], p[2], p[3], from_env);
-    std::string instead = BundleId(keep, BundleIdRules::FivePieces).str();
-    if (lossy_under_five_pieces(instead)) instead.clear();
+    std::string instead = BundleId(keep, rules).str();
+    if (lossy_under_five_pieces(instead, rules)) instead.clear();
     return LossyId{would, std::string(from_env), instead};
   }
   // A sixth piece that is not a known arch name is dropped: "--gfx999", "-:xnack+", "-a-b-gfx906".

@@ -1,6 +1,7 @@
 // Bundle entry IDs (<offload-kind>-<triple>[-<target-id>]) as LLVM's
 // OffloadTargetInfo parses, standardises and compares them, by the rules of a
-// release (target/llvm_release.h: 19's last-dash arch, 22's five pieces).
+// release (target/llvm_release.h: 19's last-dash arch, 22's five pieces, 23's
+// five pieces with amdgpu triple archs).
 #pragma once
 
 #include <optional>
@@ -57,7 +58,8 @@ struct LossyId {
   std::string lost;           // the piece lost or misplaced ("gfx906", "gfx999", ":xnack+")
   std::string use_instead;    // empty when no spelling keeps it (an arch 22 does not know)
 };
-std::optional<LossyId> lossy_under_five_pieces(std::string_view text);
+// `rules`: FivePieces (22) or FivePiecesAmdgpu (23, which knows more arch names).
+std::optional<LossyId> lossy_under_five_pieces(std::string_view text, BundleIdRules rules = BundleIdRules::FivePieces);
 
 // isCodeObjectCompatible(code object = a bundle in a file, target = requested).
 bool is_code_object_compatible(const BundleId& code_object, const BundleId& target, bool hip_openmp_compatible);

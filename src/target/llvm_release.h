@@ -1,8 +1,9 @@
 // The LLVM releases offloadtool impersonates, as one table of differences.
 // Everything that depends on the release reads it from here: a new release
-// (20, 21, 23) is a row of this table, not a fork of the code that uses it.
-// What each field means is observed behaviour of Debian's builds (LLVM 19.1.7
-// and 22.1.8; the project's reference notes, section numbers below).
+// (20, 21, 24) is a row of this table, not a fork of the code that uses it.
+// What each field means is observed behaviour of Debian's builds (LLVM 19.1.7,
+// 22.1.8 and sid's 23.1.4; the project's reference notes, section numbers below,
+// docs/llvm23.md for 23).
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,15 @@
 
 namespace ot::target {
 
-enum class LlvmRelease : std::uint8_t { Llvm19, Llvm22 };
+enum class LlvmRelease : std::uint8_t { Llvm19, Llvm22, Llvm23 };
 
 // How clang-offload-bundler parses and standardises a bundle entry ID.
 enum class BundleIdRules : std::uint8_t {
   LastDashArch,    // <= 21: the last '-' piece is tried as an arch name, the rest is the triple as given
   FivePieces,      // 22: split on '-' at most 5 times; piece 5 is the environment, the triple is normalised,
                    //     an unknown arch name is dropped; fewer than 5 pieces is an error
+  FivePiecesAmdgpu,  // 23: as 22, and a triple arch starting with "amdgpu" (amdgpu, amdgpu9.06, ...) is
+                     //     valid and kept as written; 23's offload arch names (gfx1170, sm_100f, ...)
 };
 
 // Where a host object keeps its offload entries, and their layout (what the
@@ -33,7 +36,7 @@ enum class EntryAbi : std::uint8_t {
 
 struct ReleaseTraits {
   LlvmRelease release;
-  int major;                         // 19, 22
+  int major;                         // 19, 22, 23
   std::string_view full_version;     // "19.1.7": what Debian ships and the reference notes were taken from
   std::string_view debian_revision;  // "3~deb12u1": LLVM's --version texts carry it
   BundleIdRules bundle_ids;
@@ -44,6 +47,13 @@ struct ReleaseTraits {
   // A CCOB of a version other than 1-3 is "header size too small" (22); 19
   // reads versions below 2 as 1 and the others as 2.
   bool ccob_known_versions_only;
+  // 23's CCOB reader (llvm::object::CompressedOffloadBundle): its messages
+  // start lower-case ("unknown compressing method"), -verbose says
+  // "Uncompressed bundle" (no period), a version other than 1-3 is handed to
+  // zstd, and a timer report closes -verbose runs that (de)compressed.
+  bool ccob_object_reader;
+  // -list and -unbundle read several bundles concatenated in one input (23).
+  bool several_bundles;
   std::uint16_t hip_offload_kind;    // OffloadBinary OffloadKind of kind=hip (19: 3, 22: 4)
   std::uint16_t sycl_offload_kind;   // of kind=sycl (19: 0 = unknown, 22: 8)
   EntryAbi entries;
@@ -51,6 +61,9 @@ struct ReleaseTraits {
   bool packager_requires_triple;     // 'file' and 'triple' required (19) or only 'file' (22)
   bool packager_help_without_arguments;  // help (exit 0) when neither -o nor an input is given; 19: nothing
   bool packager_old_name_deprecated; // a warning when argv[0]'s stem ends with clang-offload-packager
+  // The OffloadBinary version llvm-offload-binary writes: 1 (one binary per
+  // image, <= 22) or 2 (one binary holding every image, 23).
+  std::uint16_t offload_binary_version;
 };
 
 const ReleaseTraits& traits(LlvmRelease release);

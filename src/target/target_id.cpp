@@ -23,12 +23,12 @@ constexpr std::string_view kOffloadArchs[] = {
 // LLVM 22.1.8's (OffloadArch.cpp): sm_100 to sm_121a, gfx9-4-generic, gfx950,
 // gfx1153, gfx1250, gfx1251, Intel's graniterapids and bmg_g21 are new; sm_89's
 // neighbours and the AMD names of 19 all stay. Observed: 22.1.8 keeps gfx950,
-// gfx1250, sm_100a and sm_120a in bundle IDs and drops gfx12-5-generic.
+// gfx1250, sm_100a, sm_110, sm_110a and sm_120a in bundle IDs and drops gfx12-5-generic.
 constexpr std::string_view kOffloadArchs22[] = {
     "",        "sm_20",    "sm_21",   "sm_30",   "sm_32",   "sm_35",   "sm_37",   "sm_50",   "sm_52",
     "sm_53",   "sm_60",    "sm_61",   "sm_62",   "sm_70",   "sm_72",   "sm_75",   "sm_80",   "sm_86",
     "sm_87",   "sm_89",    "sm_90",   "sm_90a",  "sm_100",  "sm_100a", "sm_101",  "sm_101a", "sm_103",
-    "sm_103a", "sm_120",   "sm_120a", "sm_121",  "sm_121a", "gfx600",  "gfx601",  "gfx602",  "gfx700",
+    "sm_103a", "sm_110",   "sm_110a", "sm_120",  "sm_120a", "sm_121",  "sm_121a", "gfx600",  "gfx601",  "gfx602",  "gfx700",
     "gfx701",  "gfx702",   "gfx703",  "gfx704",  "gfx705",  "gfx801",  "gfx802",  "gfx803",  "gfx805",
     "gfx810",  "gfx9-generic", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909", "gfx90a",
     "gfx90c",  "gfx9-4-generic", "gfx942", "gfx950", "gfx10-1-generic", "gfx1010", "gfx1011", "gfx1012",
@@ -36,6 +36,15 @@ constexpr std::string_view kOffloadArchs22[] = {
     "gfx1036", "gfx11-generic", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
     "gfx1152", "gfx1153", "gfx12-generic", "gfx1200", "gfx1201", "gfx1250", "gfx1251", "amdgcnspirv",
     "graniterapids", "bmg_g21", "generic",
+};
+
+// What LLVM 23.1.4 keeps in bundle IDs besides 22's names (observed: every
+// processor llc-23 -mcpu=help lists and sm_XXa/f, bundled with both): RDNA 3.5
+// and 4 additions, gfx13, the family-specific sm_XXXf. (gfx999, sm_90f, sm_100x,
+// tahiti, fiji are still dropped.)
+constexpr std::string_view kNewInLlvm23[] = {
+    "gfx1154", "gfx1170", "gfx1171", "gfx1172", "gfx11-7-generic", "gfx12-5-generic", "gfx13-generic", "gfx1310",
+    "sm_100f", "sm_101f", "sm_103f", "sm_110f", "sm_120f", "sm_121f",
 };
 
 // LLVM 19's AMDGCN processor table (llvm/lib/TargetParser/TargetParser.cpp):
@@ -96,9 +105,13 @@ constexpr AmdgpuProcessor kAmdgpu[] = {
 }  // namespace
 
 bool is_known_offload_arch(std::string_view name, LlvmRelease release) {
-  if (release == LlvmRelease::Llvm22)
-    return std::find(std::begin(kOffloadArchs22), std::end(kOffloadArchs22), name) != std::end(kOffloadArchs22);
-  return std::find(std::begin(kOffloadArchs), std::end(kOffloadArchs), name) != std::end(kOffloadArchs);
+  auto in = [name](const auto& table) { return std::find(std::begin(table), std::end(table), name) != std::end(table); };
+  switch (release) {
+    case LlvmRelease::Llvm19: return in(kOffloadArchs);
+    case LlvmRelease::Llvm22: return in(kOffloadArchs22);
+    case LlvmRelease::Llvm23: return in(kOffloadArchs22) || in(kNewInLlvm23);
+  }
+  return false;
 }
 
 const AmdgpuProcessor* find_amdgpu_processor(std::string_view name) {

@@ -92,7 +92,10 @@ std::string_view lookup_prefix(std::span<const Alias> table, std::string_view s)
   return {};
 }
 
-std::string_view parse_arch(std::string_view a) {
+// LLVM 23 (PR #206480) parses every arch text starting with "amdgpu" as the one
+// AMDGPU arch that "amdgcn" also names (our kind "amdgcn"), the rest a subarch.
+std::string_view parse_arch(std::string_view a, bool amdgpu_names = false) {
+  if (amdgpu_names && a.starts_with("amdgpu")) return "amdgcn";
   if (auto k = lookup_exact(kArchs, a); !k.empty()) return k;
   // ARM::parseArch: armv7a, thumbv7m, armv8.2a... keep the family.
   for (std::string_view fam : {"armeb", "thumbeb", "arm", "thumb"}) {
@@ -140,14 +143,15 @@ Triple::Triple(std::string_view text) : text_(text) {
   classify();
 }
 
-Triple::Triple(std::string_view arch, std::string_view vendor, std::string_view os, std::string_view env)
-    : arch_(arch), vendor_(vendor), os_(os), env_(env) {
+Triple::Triple(std::string_view arch, std::string_view vendor, std::string_view os, std::string_view env,
+               bool amdgpu_names)
+    : arch_(arch), vendor_(vendor), os_(os), env_(env), amdgpu_names_(amdgpu_names) {
   text_ = arch_ + "-" + vendor_ + "-" + os_ + "-" + env_;
   classify();
 }
 
 void Triple::classify() {
-  arch_kind_ = parse_arch(arch_);
+  arch_kind_ = parse_arch(arch_, amdgpu_names_);
   vendor_kind_ = lookup_exact(kVendors, vendor_);
   os_kind_ = lookup_prefix(kOses, os_);
   env_kind_ = lookup_prefix(kEnvironments, env_);
@@ -174,7 +178,7 @@ void Triple::classify() {
   }
 }
 
-std::string normalize_triple(std::string_view text, std::size_t form) {
+std::string normalize_triple(std::string_view text, std::size_t form, bool amdgpu_names) {
   std::vector<std::string> parts;
   for (std::size_t start = 0;;) {
     auto dash = text.find('-', start);
@@ -187,7 +191,7 @@ std::string normalize_triple(std::string_view text, std::size_t form) {
   // What component `c` is valid as at `pos` (0 arch, 1 vendor, 2 OS, 3 environment or object format).
   auto valid_at = [&](std::size_t pos, std::string_view c) {
     switch (pos) {
-      case 0: return !parse_arch(c).empty();
+      case 0: return !parse_arch(c, amdgpu_names).empty();
       case 1: return !lookup_exact(kVendors, c).empty();
       case 2: return !lookup_prefix(kOses, c).empty() || is_cygwin(c) || is_mingw(c);
       default: return !lookup_prefix(kEnvironments, c).empty() || !object_format_of(c).empty();
@@ -274,9 +278,59 @@ bool Triple::is_compatible_with(const Triple& o) const {
   };
   bool arch_ok = arch_kind_ == o.arch_kind_ || (!arch_kind_.empty() && arm_family(arch_kind_) == arm_family(o.arch_kind_));
   if (!arch_ok) return false;
+  if ((amdgpu_names_ || o.amdgpu_names_) && is_amdgcn() && !amdgpu_subarches_compatible(amdgpu_subarch(), o.amdgpu_subarch()))
+    return false;
   // Apple vendors ignore the OS version: compare kinds only, which is what we hold.
   return vendor_kind_ == o.vendor_kind_ && os_kind_ == o.os_kind_ && env_kind_ == o.env_kind_ &&
          objfmt_kind_ == o.objfmt_kind_;
+}
+
+}  // namespace ot::target
+
+namespace ot::target {
+namespace {
+
+// LLVM 23's AMDGPU subarches (Triple::parseSubArch, PR #206480), each with the
+// family's major subarch it belongs to ("" none). "9.5" and "10" are aliases
+// of "9.4" and "10.1".
+struct AmdgpuSubarch {
+  std::string_view name, family;
+};
+constexpr AmdgpuSubarch kAmdgpuSubarches[] = {
+    {"6", ""},      {"6.00", "6"},    {"6.01", "6"},    {"6.02", "6"},    {"7", ""},        {"7.00", "7"},
+    {"7.01", "7"},  {"7.02", "7"},    {"7.03", "7"},    {"7.04", "7"},    {"7.05", "7"},    {"8", ""},
+    {"8.01", "8"},  {"8.02", "8"},    {"8.03", "8"},    {"8.05", "8"},    {"8.10", ""},     {"9", ""},
+    {"9.00", "9"},  {"9.02", "9"},    {"9.04", "9"},    {"9.06", "9"},    {"9.09", "9"},    {"9.0c", "9"},
+    {"9.08", ""},   {"9.0a", ""},     {"9.4", ""},      {"9.42", "9.4"},  {"9.50", "9.4"},  {"10.1", ""},
+    {"10.10", "10.1"}, {"10.11", "10.1"}, {"10.12", "10.1"}, {"10.13", "10.1"}, {"10.3", ""},
+    {"10.30", "10.3"}, {"10.31", "10.3"}, {"10.32", "10.3"}, {"10.33", "10.3"}, {"10.34", "10.3"},
+    {"10.35", "10.3"}, {"10.36", "10.3"}, {"11", ""},       {"11.00", "11"},   {"11.01", "11"},
+    {"11.02", "11"},   {"11.03", "11"},   {"11.50", "11"},  {"11.51", "11"},   {"11.52", "11"},
+    {"11.53", "11"},   {"11.54", "11"},   {"11.7", ""},     {"11.70", "11.7"}, {"11.71", "11.7"},
+    {"11.72", "11.7"}, {"12", ""},        {"12.00", "12"},  {"12.01", "12"},   {"12.5", ""},
+    {"12.50", "12.5"}, {"12.51", "12.5"}, {"13", ""},       {"13.10", "13"},
+};
+
+const AmdgpuSubarch* find_subarch(std::string_view s) {
+  if (s == "9.5") s = "9.4";
+  if (s == "10") s = "10.1";
+  for (const AmdgpuSubarch& a : kAmdgpuSubarches)
+    if (a.name == s) return &a;
+  return nullptr;
+}
+
+}  // namespace
+
+// Observed (docs/llvm23.md): no subarch on either side matches (unless the code
+// object's subarch is unknown: it never matches); otherwise a subarch matches
+// itself and its family's major subarch, in either direction, never a sibling.
+bool amdgpu_subarches_compatible(std::string_view code, std::string_view target) {
+  const AmdgpuSubarch* c = code.empty() ? nullptr : find_subarch(code);
+  if (!code.empty() && !c) return false;
+  if (code.empty() || target.empty()) return true;
+  const AmdgpuSubarch* t = find_subarch(target);
+  if (!t) return false;
+  return c == t || c->family == t->name || t->family == c->name;
 }
 
 }  // namespace ot::target

@@ -38,6 +38,7 @@ int bundle(const BundleOptions& o, const cli::Invocation& inv) {
   const target::ReleaseTraits& release = target::traits(inv.release);
   c.ccob_version = o.ccob_version ? o.ccob_version : release.ccob_version;
   c.id_rules = release.bundle_ids;
+  c.reading = inv.release;  // whose name the refusal of a lossy ID gives
   auto targets = bundler::check_targets(c, false);
   bundler::bundle(c, targets);
   return 0;

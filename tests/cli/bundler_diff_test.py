@@ -416,7 +416,8 @@ BINARY_TYPES = ['bc', 'gch', 'ast']
 # as openmp-nvptx64-nvidia-cuda-sm_70 loses its processor there, and offloadtool's
 # 22 personality refuses it (lossy_cases), so the sets use the spellings each
 # release keeps, and 22's own quirks (normalised vendors and OS order).
-R22 = harness.RELEASE == '22'
+R22 = harness.FIVE_PIECES  # 22 and 23
+R23 = harness.RELEASE == '23'
 NVPTX = 'openmp-nvptx64-nvidia-cuda--sm_70' if R22 else 'openmp-nvptx64-nvidia-cuda-sm_70'
 TARGET_SETS = {
     'omp': [HOST, 'openmp-x86_64-pc-linux-gnu', 'openmp-powerpc64le-ibm-linux-gnu', NVPTX],
@@ -1012,7 +1013,12 @@ def decompression_cases():
         if len(out.decode().split()) != len(TARGET_SETS['omp']):
             return 'expected the first bundle\'s IDs, got %r' % out
         return None
-    ours_case('decompress crafted two concatenated ccobs', [['-type=bc', '-list', '-input=c']], {'c': data}, reads_first)
+    if R23:  # 23 reads them both (several bundles in one input)
+        diff_case('decompress crafted two concatenated ccobs', [['-type=bc', '-list', '-input=c']], {'c': data},
+                  list_sorted=True)
+    else:
+        ours_case('decompress crafted two concatenated ccobs', [['-type=bc', '-list', '-input=c']], {'c': data},
+                  reads_first)
     # Uncompressed bundles one after another (a linked .hip_fatbin section): the
     # personality reads the first, exactly as LLVM 19 (the native applets read all).
     two = FIXTURES['omp.bc'] + b'\0' * 13 + FIXTURES['omp.bc']
@@ -1408,8 +1414,106 @@ def cli_cases():
                 '-output=x']], dict(base, x=b'precious\n'))
 
 
+def amdgpu_triple_cases():
+    """22 and 23: bundle IDs whose triple arch is spelled "amdgpu..." (LLVM 23,
+    PR #206480: any arch text starting with amdgpu is the AMDGPU arch, kept as
+    written; 22: "unknown target triple"), bundled, listed and unbundled."""
+    for t in ['hip-amdgpu-amd-amdhsa--gfx906', 'hip-amdgpu-amd-amdhsa-unknown-gfx906',
+              'hip-amdgpu9.06-amd-amdhsa--gfx906', 'hip-amdgpu9.06-amd-amdhsa-unknown-gfx906',
+              'hip-amdgpu9.06-amd-amdhsa--gfx90a', 'hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+',
+              'hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic', 'hip-amdgpu10.30-amd-amdhsa--gfx1030',
+              'hip-amdgpu9.99-amd-amdhsa--gfx906', 'hip-amdgpuX-amd-amdhsa--gfx906',
+              'hip-amdgpu9.42-amd-amdpal--gfx942', 'openmp-amdgpu9.0a-amd-amdhsa-unknown-gfx90a',
+              'hipv4-amdgpu9.06-amd-amdhsa--gfx906', 'hip-Amdgpu9.06-amd-amdhsa--gfx906']:
+        diff_case('amdgpu triple %s' % t,
+                  [['-type=bc', '-targets=%s,%s' % (HOST, t), '-input=h', '-input=d', '-output=b'],
+                   ['-type=bc', '-list', '-input=b'],
+                   ['-type=bc', '-unbundle', '-targets=%s' % t, '-input=b', '-output=o']],
+                  {'h': H_I, 'd': DEV1}, list_sorted=True)
+    # sm_110 and sm_110a: kept by 22 and 23 (offloadtool's 22 table lacked them).
+    diff_case('sm_110 arch names',
+              [['-type=bc', '-targets=%s,openmp-nvptx64-nvidia-cuda--sm_110,openmp-nvptx64-nvidia-cuda--sm_110a' % HOST,
+                '-input=h', '-input=d', '-input=h', '-output=b'], ['-type=bc', '-list', '-input=b'],
+               ['-type=bc', '-unbundle', '-targets=openmp-nvptx64-nvidia-cuda--sm_110a', '-input=b', '-output=o']],
+              {'h': H_I, 'd': DEV1}, list_sorted=True)
+    # Conflicts and duplicates compare the raw kind-triple text (23: accepted).
+    for pair in (['hip-amdgcn-amd-amdhsa--gfx906', 'hip-amdgpu-amd-amdhsa--gfx906'],
+                 ['hip-amdgcn-amd-amdhsa--gfx906', 'hip-amdgpu9.06-amd-amdhsa--gfx906:xnack+'],
+                 ['hip-amdgpu9.06-amd-amdhsa--gfx906', 'hip-amdgpu9.06-amd-amdhsa--gfx906:xnack+']):
+        diff_case('amdgpu triple pair %s' % ' '.join(pair),
+                  [['-type=bc', '-targets=%s,%s' % (HOST, ','.join(pair)), '-input=h', '-input=d', '-input=d',
+                    '-output=b'], ['-type=bc', '-list', '-input=b']], {'h': H_I, 'd': DEV1}, list_sorted=True)
+
+
+def llvm23_cases():
+    """LLVM 23 only (docs/llvm23.md): its offload arch names, amdgpu subarch
+    matching, several bundles in one input, its CCOB messages. Each fails
+    against 22's behaviour (offloadtool as 22 refuses these names, finds
+    nothing for an amdgpu request, reads only the first bundle, capitalises)."""
+    # Names 23 keeps in bundle IDs and 22 drops (an ID ending in '--').
+    amd = ['gfx1154', 'gfx1170', 'gfx1171', 'gfx1172', 'gfx11-7-generic', 'gfx12-5-generic', 'gfx13-generic',
+           'gfx1310']
+    nv = ['sm_100f', 'sm_101f', 'sm_103f', 'sm_110f', 'sm_120f', 'sm_121f']
+    targets = ['hip-amdgcn-amd-amdhsa--' + a for a in amd] + ['openmp-nvptx64-nvidia-cuda--' + a for a in nv]
+    files = {'h': H_I}
+    files.update({'d%d' % i: b'device %d\n' % i for i in range(len(targets))})
+    diff_case('23 arch names',
+              [['-type=bc', '-targets=' + ','.join([HOST] + targets), '-input=h']
+               + ['-input=d%d' % i for i in range(len(targets))] + ['-output=b'],
+               ['-type=bc', '-list', '-input=b']]
+              + [['-type=bc', '-unbundle', '-allow-missing-bundles', '-targets=' + t, '-input=b', '-output=o%d' % i]
+                 for i, t in enumerate(targets)], files, list_sorted=True)
+    # Which amdgpu[<subarch>] entry serves which request (the same target ID gfx906).
+    archs = ['amdgcn', 'amdgpu', 'amdgpu9', 'amdgpu9.00', 'amdgpu9.06', 'amdgpu9.0a', 'amdgpu9.4', 'amdgpu9.42',
+             'amdgpu9.5', 'amdgpu9.50', 'amdgpu10', 'amdgpu10.1', 'amdgpu10.3', 'amdgpu10.30', 'amdgpu8.10',
+             'amdgpu11.54', 'amdgpu11', 'amdgpuX']
+    for row in archs:
+        diff_case('23 amdgpu entry %s' % row,
+                  [['-type=bc', '-targets=%s,hip-%s-amd-amdhsa--gfx906' % (HOST, row), '-input=h', '-input=d',
+                    '-output=b']]
+                  + [['-type=bc', '-unbundle', '-allow-missing-bundles',
+                      '-targets=hip-%s-amd-amdhsa--gfx906' % col, '-input=b', '-output=o-%s' % col]
+                     for col in archs], {'h': H_I, 'd': DEV1})
+    # Several bundles in one input: q1 = host H1 + gfx906 A, q2 = host H2 + gfx90a B, c1/c2 compressed.
+    q1 = llvm_bundle(['-type=bc', '-targets=%s,hip-amdgcn-amd-amdhsa--gfx906' % HOST, '-input=h', '-input=a'],
+                     {'h': b'H1', 'a': b'A'})
+    q2 = llvm_bundle(['-type=bc', '-targets=%s,hip-amdgcn-amd-amdhsa--gfx90a' % HOST, '-input=h', '-input=b'],
+                     {'h': b'H2', 'b': b'B'})
+    q3 = llvm_bundle(['-type=bc', '-targets=hip-amdgcn-amd-amdhsa--gfx908', '-input=c'], {'c': b'C908'})
+    c1 = llvm_bundle(['-type=bc', '-compress', '-targets=%s,hip-amdgcn-amd-amdhsa--gfx906' % HOST, '-input=h',
+                      '-input=a'], {'h': b'H1', 'a': b'A'})
+    c2 = llvm_bundle(['-type=bc', '-compress', '-targets=%s,hip-amdgcn-amd-amdhsa--gfx90a' % HOST, '-input=h',
+                      '-input=b'], {'h': b'H2', 'b': b'B'})
+    nested = llvm_bundle(['-type=bc', '-targets=%s,hip-amdgcn-amd-amdhsa--gfx90a' % HOST, '-input=h', '-input=b'],
+                         {'h': q1, 'b': b'OUTER-B'})
+    inputs = {
+        'q1 q2': q1 + q2, 'q1 junk q2': q1 + b'JUNK' * 3 + q2, 'junk q1': b'J' * 40 + q1,
+        'short junk q1': b'JJJ' + q1, 'q1 q2 q3': q1 + q2 + q3, 'nested': nested, 'c1 c2': c1 + c2,
+        'q1 q1': q1 + q1, 'q1, q1 cut short': q1 + q1[:len(q1) - 3 - 40],
+        'c1 pad c2': c1 + bytes(4096 - len(c1) % 4096) + c2, 'c1 q2': c1 + q2, 'q1 c2': q1 + c2,
+    }
+    requests = ['host-x86_64-unknown-linux-gnu', 'hip-amdgcn-amd-amdhsa--gfx906', 'hip-amdgcn-amd-amdhsa--gfx90a',
+                'hip-amdgcn-amd-amdhsa--gfx908']
+    for name, data in inputs.items():
+        diff_case('23 several bundles %s' % name,
+                  [['-type=bc', '-list', '-input=in'], ['-type=bc', '-list', '-verbose', '-input=in']]
+                  + [['-type=bc', '-unbundle', '-allow-missing-bundles', '-targets=' + r, '-input=in',
+                      '-output=o%d' % i] for i, r in enumerate(requests)]
+                  + [['-type=bc', '-unbundle', '-targets=' + ','.join(requests[:3]), '-input=in',
+                      '-output=a0', '-output=a1', '-output=a2']],
+                  {'in': data}, list_sorted=True)
+    # 23's CCOB reader messages (lower case) and -verbose's "Uncompressed bundle".
+    corrupt = bytearray(c1)
+    corrupt[-5] ^= 0xff
+    for name, data in {'method 7': c1[:6] + struct.pack('<H', 7) + c1[8:], 'header of 12 bytes': c1[:12],
+                       'corrupt zstd data': bytes(corrupt), 'plain, verbose': q1}.items():
+        diff_case('23 ccob messages %s' % name,
+                  [['-type=bc', '-list', '-input=in'], ['-type=bc', '-list', '-verbose', '-input=in']], {'in': data},
+                  list_sorted=True)
+
+
 def lossy_cases():
-    """LLVM 22 only: where 22 writes a bundle ID that loses or misplaces what
+    """LLVM 22 and 23: where 22 writes a bundle ID that loses or misplaces what
     -targets gave (a processor taken as the environment, an arch name it does
     not know), offloadtool refuses the target, names the spelling that keeps
     it, and writes nothing. LLVM 22's side is recorded, not compared; it is
@@ -1436,13 +1540,13 @@ def lossy_cases():
             if problem:
                 return problem
             err = results[0][2].decode(errors='replace')
-            want = "target '%s': LLVM 22 would write it as '%s', losing " % (target, written)
+            want = "target '%s': LLVM %s would write it as '%s', losing " % (target, harness.RELEASE, written)
             if want not in err:
                 return 'expected %r in %r' % (want, err)
             if instead and ("write '%s'" % instead) not in err:
                 return 'the error does not give the spelling %r: %r' % (instead, err)
             return None
-        ours_case('lossy 22 %s' % target, [argv], files, check)
+        ours_case('lossy %s %s' % (harness.RELEASE, target), [argv], files, check)
         # LLVM 22 itself: exit 0 and the lossy ID in the text marker.
         d = os.path.join(SCRATCH, 'lossy-%d' % i)
         os.makedirs(d)
@@ -1515,6 +1619,9 @@ def cases(root):
     malformed_cases()
     if R22:
         lossy_cases()
+        amdgpu_triple_cases()
+    if R23:
+        llvm23_cases()
     run_all()
 
 

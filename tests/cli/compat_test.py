@@ -104,7 +104,7 @@ def run_check(root):
     expect('check: bundler rules know no generic targets', c,
            ['check', '--bundler', HIP + 'gfx11-generic', HIP + 'gfx1151'], 1,
            # 22 reads the whole gfx11-generic (19 only "generic"), then compares processors
-           'not compatible: gfx11-generic / gfx1151\n' if harness.RELEASE == '22' else
+           'not compatible: gfx11-generic / gfx1151\n' if harness.FIVE_PIECES else
            "not compatible: LLVM 19 cannot parse 'generic' as a target ID for amdgcn-amd-amdhsa--gfx11\n")
     expect('check: kinds', c, ['check', HIP + 'gfx906', 'openmp-amdgcn-amd-amdhsa--gfx906'], 1,
            'not compatible: the code object is for the hip runtime, the target asks for openmp '
@@ -215,21 +215,23 @@ def run_select(root):
     # Host objects from clang 19: .hip_fatbin with a bundle, a compressed one,
     # two linked together (two bundles in one section), an archive of them.
     c = Case(root, {})
+    # clang 23 goes through the new offload driver: its bundle IDs say hip-, 19's and 22's hipv4-.
+    hipk = 'hip' if harness.RELEASE == '23' else 'hipv4'
     hip_object(c.dir, 'k.o', ['gfx906', 'gfx90a:xnack+'])
     hip_object(c.dir, 'kz.o', ['gfx1100', 'gfx11-generic'], ['--offload-compress', '-mcode-object-version=6'])
     expect('select: .hip_fatbin', c, ['select', 'k.o', '--target', 'gfx90a:sramecc+:xnack+'], 0, None)
     rc, j, err = run_json(c, ['select', 'k.o', '--target', 'gfx90a:sramecc+:xnack+', '--json'])
     check('select: .hip_fatbin picks the gfx90a entry', rc == 0 and j['entries'][j['selected']]['id'] ==
-          'hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+' and j['entries'][0]['reason'] == 'host code, not a device code object'
+          hipk + '-amdgcn-amd-amdhsa--gfx90a:xnack+' and j['entries'][0]['reason'] == 'host code, not a device code object'
           and j['entries'][0]['location'].startswith('k.o, section .hip_fatbin, bundle at 0x'), j)
     rc, j, err = run_json(c, ['select', 'kz.o', '--target', 'gfx1100', '--json'])
     ids = [e['id'] for e in j['entries']] if j else []
     check('select: compressed .hip_fatbin, specific before generic',
-          rc == 0 and j['entries'][j['selected']]['id'] == 'hipv4-amdgcn-amd-amdhsa--gfx1100'
-          and 'hipv4-amdgcn-amd-amdhsa--gfx11-generic' in ids, (j, err))
+          rc == 0 and j['entries'][j['selected']]['id'] == hipk + '-amdgcn-amd-amdhsa--gfx1100'
+          and hipk + '-amdgcn-amd-amdhsa--gfx11-generic' in ids, (j, err))
     rc, j, err = run_json(c, ['select', 'kz.o', '--target', 'gfx1103', '--json'])
     check('select: a generic target serves gfx1103',
-          rc == 0 and j['entries'][j['selected']]['id'] == 'hipv4-amdgcn-amd-amdhsa--gfx11-generic', (j, err))
+          rc == 0 and j['entries'][j['selected']]['id'] == hipk + '-amdgcn-amd-amdhsa--gfx11-generic', (j, err))
     r = run([LLVM + '/ld.lld', '-r', 'k.o', 'kz.o', '-o', 'both.o'], cwd=c.dir, text=True)
     check('ld.lld -r links the objects', r.returncode == 0, r.stderr)
     rc, j, err = run_json(c, ['select', 'both.o', '--target', 'gfx1100', '--json'])
@@ -370,7 +372,7 @@ def run_code_objects(root):
     """AMDGPU code objects written by the suite's llc (19 or 22): the ELF header
     names the target ID. (llc 22 no longer knows gfx940 and gfx941.)"""
     c = Case(root, {'e.ll': b'define void @f() { ret void }\n'})
-    dropped = ('gfx940', 'gfx941') if harness.RELEASE == '22' else ()
+    dropped = ('gfx940', 'gfx941') if harness.FIVE_PIECES else ()
     for p in [p for p in LLVM19_PROCESSORS if p not in dropped]:
         for mattr in ([''] if p in ('gfx700', 'gfx1100') else ['', '+xnack', '-xnack,+sramecc']):
             f = '%s%s.o' % (p, mattr.replace(',', '').replace('+', 'p').replace('-', 'm'))

@@ -9,7 +9,7 @@ stderr (the real tool's path replaced by its name) and the exit code.
 Vectors that would get past the parser carry a leading unknown argument
 (SENTINEL), so that the parser always has the last word.
 
-Environment: OFFLOADTOOL (our binary), OT_LLVM_RELEASE (19 or 22: the
+Environment: OFFLOADTOOL (our binary), OT_LLVM_RELEASE (19, 22 or 23: the
 release of the bundler and packager compared; under 22 the packager also by
 its new name, llvm-offload-binary). Prints "N passed, M failed"; exit 0 all
 passed, 1 any failure or an LLVM tool (the release's bundler and packager,
@@ -32,7 +32,7 @@ REAL = {
     "clang-offload-wrapper": harness.LLVM14_WRAPPER,
     "llvm-offload-wrapper": "/usr/lib/llvm-22/bin/llvm-offload-wrapper",
 }
-R22 = harness.RELEASE == "22"
+R22 = harness.RELEASE in ("22", "23")  # 22 and 23 (a DenseMap of options, hashed by each one's hash_value)
 if R22:  # clang-offload-packager is a deprecated link to it in 22
     REAL["llvm-offload-binary"] = harness.llvm("llvm-offload-binary")
 # The release offloadtool impersonates for a tool, where it is not the suite's.

@@ -53,7 +53,34 @@ NAMES = ('llvm-offload-binary', 'x86_64-linux-gnu-clang-offload-packager', 'clan
          'clang-offload-packager-' + harness.RELEASE)
 # The OffloadKind each release writes for kind=hip and kind=sycl (the
 # project's reference notes, section 2.1: 19 writes 3 and 0, 22 writes 4 and 8).
-KIND_NUMBERS = {'19': {'hip': 3, 'sycl': 0}, '22': {'hip': 4, 'sycl': 8}}[harness.RELEASE]
+KIND_NUMBERS = {'19': {'hip': 3, 'sycl': 0}, '22': {'hip': 4, 'sycl': 8}, '23': {'hip': 4, 'sycl': 8}}[harness.RELEASE]
+# LLVM 23 writes OffloadBinary version 2 (offloadtool too) but extracts otherwise
+# (every image without --image, "Extracted:" lines, nested binaries): not done,
+# so offloadtool as 23 refuses to extract. Under 23 a case that extracts is not
+# compared; offloadtool's refusal is checked instead (docs/llvm23.md).
+REFUSES_EXTRACTING = harness.RELEASE == '23'
+# The clang that makes the host objects the extraction cases read: under 23
+# (whose extraction cases only check the refusal) clang 22 on this machine,
+# which has ptxas for the nvptx object (the sid chroot has none).
+INPUT_CLANG = '/usr/lib/llvm-22/bin/clang' if REFUSES_EXTRACTING else CLANG
+
+
+def extracts(cmd):
+    """Whether a command of a case extracts (an input, no -o)."""
+    if cmd[0] == 'sh':
+        return False
+    args = cmd[0]
+    if any(a == '-o' or a.startswith('-o') or a.startswith('--o') or a.startswith('@') for a in args):
+        return False
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ('--image', '-image'):
+            skip = True
+        elif a == '-' or not a.startswith('-'):
+            return True
+    return False
 harness.VERBOSE = harness.VERBOSE or bool(os.environ.get('PACKAGER_DIFF_VERBOSE'))
 FILTER = sys.argv[1] if len(sys.argv) > 1 else None
 
@@ -126,7 +153,7 @@ def clang_objects(tmp):
                         ('x86-lto.o', ['-fopenmp-targets=x86_64-pc-linux-gnu', '-flto']),
                         ('amd-lto.o', ['--offload-arch=gfx906,gfx90a', '-nogpulib', '-flto'])):
         obj = os.path.join(tmp, name)
-        r = harness.run([CLANG, '-fopenmp', '-c', src, '-o', obj] + flags, text=True)
+        r = harness.run([INPUT_CLANG, '-fopenmp', '-c', src, '-o', obj] + flags, text=True)
         if r.returncode != 0:
             check('clang 19 builds ' + name, False, r.stderr)
             continue
@@ -397,6 +424,71 @@ def message_only_differences(name, llvm, ours):
     return False
 
 
+def read_v2(data):
+    """An OffloadBinary version 2 (reference notes 2.1) as [(image kind, offload
+    kind, flags, [(key, value bytes, value length)], image bytes)], or None."""
+    if len(data) < 32 or data[:4] != b'\x10\xff\x10\xad' or struct.unpack_from('<I', data, 4)[0] != 2:
+        return None
+    size, entries_at, count = struct.unpack_from('<QQQ', data, 8)
+    out = []
+    for i in range(count):
+        ik, ok, flags, strs, n, img, isize = struct.unpack_from('<HHIQQQQ', data, entries_at + 40 * i)
+        strings = []
+        for j in range(n):
+            k, v, vlen = struct.unpack_from('<QQQ', data, strs + 24 * j)
+            strings.append((data[k:data.index(b'\0', k)], data[v:v + vlen], vlen))
+        out.append((ik, ok, flags, strings, data[img:img + isize]))
+    return out
+
+
+def joined_keys(commands):
+    """The keys given more than once in one --image (file aside): LLVM joins
+    their values with ',' into a temporary string."""
+    keys = set()
+    for c in commands:
+        if c[0] == 'sh':
+            continue
+        for a in c[0]:
+            if a.startswith(('--image=', '-image=')):
+                names = [x.split('=', 1)[0] for x in a.split('=', 1)[1].split(',')]  # '' too: an empty key
+                names = [k for k in names if k not in ('file', 'kind')]
+                keys |= {k.encode() for k in names if names.count(k) > 1}
+    return keys
+
+
+def dangling_joined_values(llvm, ours, keys):
+    """LLVM 23 (its V2 writer) keeps a key given twice in one --image as a
+    reference to the temporary ','-joined string, gone by the time the string
+    table is written: the value's bytes in its output are whatever that memory
+    then holds (a heap address, seen), and the table's layout follows. That is
+    an LLVM 23 defect offloadtool does not copy: it writes the joined value, as
+    22 does. (Other values that end a joined one share its bytes in LLVM's
+    tail-merged string table, and its garbage.) The outputs are compared entry by
+    entry instead: kinds, flags, keys in order, every other value, the images,
+    and for those values the length (LLVM's is right) and offloadtool's value."""
+    (lt, lf), (ot, of) = llvm, ours
+    if not keys or [t[1:] for t in lt] != [t[1:] for t in ot] or sorted(lf) != sorted(of):
+        return False
+    for name in lf:
+        if lf[name] == of[name]:
+            continue
+        a, b = read_v2(lf[name]), read_v2(of[name])
+        if a is None or b is None or len(a) != len(b):
+            return False
+        # offloadtool's joined values; LLVM's string table tail-merges other values
+        # into them (a value that ends one), and those read the same garbage.
+        joined = {v for e in b for k, v, _ in e[3] if k in keys and b',' in v}
+        for ea, eb in zip(a, b):
+            if ea[0:3] != eb[0:3] or ea[4] != eb[4] or [s[0] for s in ea[3]] != [s[0] for s in eb[3]]:
+                return False
+            for (k, va, la), (_, vb, lb) in zip(ea[3], eb[3]):
+                if va == vb:
+                    continue
+                if la != lb or not any(j.endswith(vb) for j in joined):
+                    return False
+    return True
+
+
 def describe(a, b):
     """What differs between LLVM's (transcript, files) `a` and ours `b`."""
     lines = []
@@ -444,7 +536,19 @@ def run_cases(tmp):
             continue
         a = run_case(theirs, index, files, commands)
         b = run_case(ours, index, files, commands)
-        ok = a == b or message_only_differences(name, a, b)
+        if REFUSES_EXTRACTING and a != b and any(extracts(c) for c in commands):
+            # The first command whose outcome differs is an extraction offloadtool refuses
+            # (what follows may read what it did not write).
+            first = next(((x, y) for x, y in zip(a[0], b[0]) if x != y), None)
+            if first is None:  # the transcripts agree: the files differ, from an extraction
+                first = (None, next(y for y in b[0] if extracts((y[0],))))
+            args, rc, out, err = first[1]
+            check('%s: offloadtool as 23 refuses to extract' % name,
+                  extracts((args,)) and rc == 1 and not out and err.count(b'error:') == 1
+                  and b'is not implemented yet' in err.splitlines()[-1], (args, rc, out, err))
+            continue
+        ok = a == b or message_only_differences(name, a, b) or (
+            harness.RELEASE == '23' and dangling_joined_values(a, b, joined_keys(commands)))
         check(name, ok, '' if ok else describe(a, b))
 
 

@@ -21,11 +21,12 @@ import harness  # noqa: E402
 from harness import OT, check  # noqa: E402
 
 DEFAULT = os.environ.get('OT_BUILD_LLVM_RELEASE', '22')
-LLVM = {'19': '/usr/lib/llvm-19/bin', '22': '/usr/lib/llvm-22/bin'}
+LLVM = {'19': '/usr/lib/llvm-19/bin', '22': '/usr/lib/llvm-22/bin',
+        '23': os.path.join(harness.LLVM23_CACHE, 'llvm-23', 'bin')}  # sid's, in scripts/fetch-llvm23's chroot
 
 
 def llvm_line(out):
-    m = re.search(r'^llvm: (\d+) \((.*); supported: 19, 22\)$', out, re.M)
+    m = re.search(r'^llvm: (\d+) \((.*); supported: 19, 22, 23\)$', out, re.M)
     return (m.group(1), m.group(2)) if m else None
 
 
@@ -36,7 +37,7 @@ def cases(root):
     r = harness.run([OT, '--version'], env=env_unset, text=True)
     check('no name, no OFFLOADTOOL_LLVM, started by python: the build\'s default',
           llvm_line(r.stdout) == (DEFAULT, "the build's default"), r.stdout)
-    for v in ('19', '22'):
+    for v in ('19', '22', '23'):
         r = harness.run([OT, '--version'], env={'OFFLOADTOOL_LLVM': v}, text=True)
         check('OFFLOADTOOL_LLVM=%s' % v, llvm_line(r.stdout) == (v, 'OFFLOADTOOL_LLVM=' + v), r.stdout)
     r = harness.run([OT, '--version'], env={'OFFLOADTOOL_LLVM': ''}, text=True)
@@ -45,21 +46,23 @@ def cases(root):
         r = harness.run([OT, 'list', '--help'], env={'OFFLOADTOOL_LLVM': bad}, text=True)
         check('OFFLOADTOOL_LLVM=%s: one error line, exit 1' % bad,
               (r.returncode, r.stdout, r.stderr) ==
-              (1, '', 'offloadtool: error: OFFLOADTOOL_LLVM=%s: not a supported LLVM release (supported: 19, 22)\n'
+              (1, '', 'offloadtool: error: OFFLOADTOOL_LLVM=%s: not a supported LLVM release (supported: 19, 22, 23)\n'
                % bad), (r.returncode, r.stdout, r.stderr))
 
     # Versioned names, and the LLVM text of --version in each release.
     names = {
         'clang-offload-bundler': {'19': 'Debian clang-offload-bundler version 19.1.7 (3~deb12u1)\n',
-                                  '22': 'Debian clang-offload-bundler version 22.1.8 (1~deb12u1)\n'},
+                                  '22': 'Debian clang-offload-bundler version 22.1.8 (1~deb12u1)\n',
+                                  '23': 'Debian clang-offload-bundler version 23.1.4 (2)\n'},
         'llvm-offload-binary': {'19': 'Debian clang-offload-packager version 19.1.7 (3~deb12u1)\n',
-                                '22': 'Debian LLVM version 22.1.8\n  Optimized build.\n'},
+                                '22': 'Debian LLVM version 22.1.8\n  Optimized build.\n',
+                                '23': 'Debian LLVM version 23.1.4\n  Optimized build.\n'},
     }
     for name, texts in names.items():
         for v, text in texts.items():
             real = os.path.join(LLVM[v], 'clang-offload-packager' if name != 'clang-offload-bundler' and v == '19'
                                 else name)
-            got_real = harness.run([real, '--version'], text=True)
+            got_real = harness.run([real, '--version'], text=True, cwd='/tmp')  # (23's chroot shares /tmp)
             check('LLVM %s %s --version is the text expected here' % (v, name), got_real.stdout == text,
                   got_real.stdout)
             for link in ('%s-%s' % (name, v), 'x86_64-linux-gnu-%s-%s' % (name, v), '%s-%s.exe' % (name, v)):
@@ -86,7 +89,7 @@ def cases(root):
         check('%s: unsupported release, one error line, exit 1' % name,
               (r.returncode, r.stdout, r.stderr) ==
               (1, '', '%s: error: the name %s asks for LLVM %s, which offloadtool does not impersonate '
-               '(supported: 19, 22)\n' % (name, name, name.rsplit('-', 1)[1])), (r.returncode, r.stdout, r.stderr))
+               '(supported: 19, 22, 23)\n' % (name, name, name.rsplit('-', 1)[1])), (r.returncode, r.stdout, r.stderr))
     r = harness.run([OT, 'clang-offload-bundler-22', '--version'], env={'OFFLOADTOOL_LLVM': '19'}, text=True)
     check('offloadtool clang-offload-bundler-22: the name\'s release', r.stdout.startswith(names[
         'clang-offload-bundler']['22']), r.stdout)
@@ -99,11 +102,11 @@ def cases(root):
     r = harness.run([OT, 'clang-offload-bundler', '--version'], env={'OFFLOADTOOL_LLVM': '20'}, text=True)
     check('offloadtool clang-offload-bundler with OFFLOADTOOL_LLVM=20: one error line under the tool\'s name',
           (r.returncode, r.stdout, r.stderr) ==
-          (1, '', 'clang-offload-bundler: error: OFFLOADTOOL_LLVM=20: not a supported LLVM release (supported: 19, 22)\n'),
+          (1, '', 'clang-offload-bundler: error: OFFLOADTOOL_LLVM=20: not a supported LLVM release (supported: 19, 22, 23)\n'),
           (r.returncode, r.stdout, r.stderr))
 
     # The parent: a program named like an LLVM tool, in an llvm-N folder, that runs offloadtool.
-    for v in ('19', '22'):
+    for v in ('19', '22', '23'):
         bin_dir = os.path.join(root, 'usr', 'lib', 'llvm-%s' % v, 'bin')
         os.makedirs(bin_dir)
         # a child, not an exec: the parent must stay alive as offloadtool's parent

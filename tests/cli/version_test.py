@@ -26,7 +26,7 @@ FORM = [
     r'zlib: \d+(\.\d+)+',
     r'libarchive: \d+\.\d+\.\d+( \((\S+/\S+ ?)+\))?',
     r'--threads: (?P<threads>yes \(up to \d+ zstd workers\)|no \(this libzstd has no worker threads\))',
-    r'llvm: (?P<llvm>\d+) \((?P<why>.*); supported: 19, 22\)',
+    r'llvm: (?P<llvm>\d+) \((?P<why>.*); supported: 19, 22, 23\)',
 ]
 
 

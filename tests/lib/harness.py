@@ -137,15 +137,26 @@ DATA = os.environ.get('OT_TEST_DATA', os.path.join(SOURCE_ROOT, 'tests', 'data')
 REFERENCE = os.path.join(DATA, 'reference')
 GOLDEN = os.path.join(REFERENCE, 'golden')
 
-# The LLVM release a suite compares with: $OT_LLVM_RELEASE (19 or 22; meson
-# registers the differential suites once per release). Every offloadtool run
-# impersonates it through OFFLOADTOOL_LLVM, inherited by each command the
+# The LLVM release a suite compares with: $OT_LLVM_RELEASE (19, 22 or 23;
+# meson registers the differential suites once per release). Every offloadtool
+# run impersonates it through OFFLOADTOOL_LLVM, inherited by each command the
 # suite starts (a test of how the release is chosen without it unsets it).
 RELEASE = os.environ.get('OT_LLVM_RELEASE', '19')
-if RELEASE not in ('19', '22'):
-    raise SystemExit(f'OT_LLVM_RELEASE={RELEASE}: 19 or 22')
+if RELEASE not in ('19', '22', '23'):
+    raise SystemExit(f'OT_LLVM_RELEASE={RELEASE}: 19, 22 or 23')
+# 22 and 23 standardise bundle IDs by the same five-piece rules.
+FIVE_PIECES = RELEASE in ('22', '23')
 os.environ['OFFLOADTOOL_LLVM'] = RELEASE
-LLVM_BIN = os.environ.get('LLVM_BIN', f'/usr/lib/llvm-{RELEASE}/bin')
+# LLVM 23 is Debian sid's, in the chroot scripts/fetch-llvm23 makes: its tools
+# are wrappers (<cache>/llvm-23/bin/<tool>) that run them there, with /tmp and
+# the folders in OT_LLVM23_SHARE (the sources and offloadtool's build folder,
+# set here) at the same paths, so that both sides read the same files.
+LLVM23_CACHE = os.environ.get('OT_LLVM23_CACHE', os.path.expanduser('~/.cache/offloadtool/llvm23'))
+if RELEASE == '23':
+    os.environ['OT_LLVM23_SHARE'] = ':'.join(
+        [SOURCE_ROOT] + ([os.path.dirname(OT)] if OT else []) + [os.environ.get('OT_LLVM23_SHARE', '')])
+LLVM_BIN = os.environ.get('LLVM_BIN', os.path.join(LLVM23_CACHE, 'llvm-23', 'bin') if RELEASE == '23'
+                          else f'/usr/lib/llvm-{RELEASE}/bin')
 LLVM14_BIN = '/usr/lib/llvm-14/bin'
 
 

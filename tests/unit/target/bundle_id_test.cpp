@@ -135,3 +135,31 @@ TEST_CASE("what LLVM 22 would lose: a processor in the environment's place, an a
     CHECK_FALSE(lossy_under_five_pieces(kept));
   }
 }
+
+TEST_CASE("LLVM 23: amdgpu triple archs standardise as written and match by subarch (observed, docs/llvm23.md)") {
+  using ot::target::BundleIdRules;
+  CHECK(BundleId("hip-amdgpu9.06-amd-amdhsa-unknown-gfx906", BundleIdRules::FivePiecesAmdgpu).str() ==
+        "hip-amdgpu9.06-amd-amdhsa--gfx906");
+  CHECK(BundleId("hip-amdgpuX-amd-amdhsa--gfx906", BundleIdRules::FivePiecesAmdgpu).is_valid());
+  CHECK(BundleId("hip-amdgpu9.42-amd-amdpal--gfx942", BundleIdRules::FivePiecesAmdgpu).str() ==
+        "hip-amdgpu9.42-amd-amdpal-unknown-gfx942");
+  CHECK_FALSE(BundleId("hip-amdgpu9.06-amd-amdhsa--gfx906", BundleIdRules::FivePieces).is_valid());  // 22
+  CHECK(BundleId("hip-amdgcn-amd-amdhsa--gfx1170", BundleIdRules::FivePiecesAmdgpu).target_id() == "gfx1170");
+  CHECK(BundleId("hip-amdgcn-amd-amdhsa--gfx1170", BundleIdRules::FivePieces).target_id().empty());
+
+  // LLVM 23.1.4's answers: row = the entry in the bundle, column = the request (gfx906 on both sides).
+  const char* archs[] = {"amdgcn", "amdgpu", "amdgpu9", "amdgpu9.00", "amdgpu9.06",
+                         "amdgpu9.0a", "amdgpu9.4", "amdgpu9.42", "amdgpu10.3", "amdgpuX"};
+  const char* matrix[] = {
+      "yyyyyyyyyy", "yyyyyyyyyy", "yyyyy-----", "yyyy------", "yyy-y-----",
+      "yy---y----", "yy----yy--", "yy----yy--", "yy------y-", "----------",
+  };
+  for (int r = 0; r < 10; ++r) {
+    for (int c = 0; c < 10; ++c) {
+      BundleId code(std::string("hip-") + archs[r] + "-amd-amdhsa--gfx906", BundleIdRules::FivePiecesAmdgpu);
+      BundleId target(std::string("hip-") + archs[c] + "-amd-amdhsa--gfx906", BundleIdRules::FivePiecesAmdgpu);
+      INFO(archs[r], " / ", archs[c]);
+      CHECK(ot::target::is_code_object_compatible(code, target, false) == (matrix[r][c] == 'y'));
+    }
+  }
+}
