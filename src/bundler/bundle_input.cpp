@@ -55,7 +55,7 @@ std::shared_ptr<InputFile> decompress_if_needed(const Config& config, const std:
     // decompressor (observed: zstd's "Unknown frame descriptor" whatever follows).
     std::string why = "not compressed data";
     try {
-      compress::decompress(method == 0 ? compress::Method::Zlib : compress::Method::Zstd, data, 1);
+      codec::decompress(method == 0 ? codec::Method::Zlib : codec::Method::Zstd, data, 1);
     } catch (const Error& e) {
       why = e.message();
     }
