@@ -340,10 +340,14 @@ Report prune_kpack(Bytes data, const Selection& selection, const std::string& fi
     k->ordinal = static_cast<std::uint32_t>(stored.size());
     stored.push_back(data.subspan(k->offset, k->stored_size));  // read_kpack checked the range
   }
-  Piece p;
-  p.literal = formats::write_kpack(kept, stored);
-  r.size_after = p.literal.size();
-  out.push_back(std::move(p));
+  // The code objects or frames go out as views of the input; the header, frame sizes and TOC as written.
+  formats::write_kpack(kept, stored, [&](Bytes b, bool is_stored) {
+    if (is_stored)
+      out.push_back({{}, b, 0});
+    else
+      out.push_back({std::vector<std::byte>(b.begin(), b.end()), {}, 0});
+    r.size_after += b.size();
+  });
   return r;
 }
 
