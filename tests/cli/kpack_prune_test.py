@@ -209,6 +209,44 @@ def cases(root):
         check('package: the archives pruned as in the tree', same, sorted(members))
         check('package: the kpack\'d library unchanged', members.get('inst/lib/libk.so.1') == lib_in)
 
+    # --- --in-place: the tree -o gave.
+    ip = os.path.join(root, 'ip')
+    shutil.copytree(inst, ip)
+    r = kt.ot(['prune', '--keep', 'gfx1100', ip, '--in-place'], root)
+    def files_of(d):
+        return {os.path.relpath(os.path.join(p, f), d): harness.read(os.path.join(p, f))
+                for p, _, fs in os.walk(d) for f in fs}
+    check('prune --in-place of a kpack\'d install gives the tree -o gave',
+          r.returncode == 0 and files_of(ip) == files_of(out), r.stdout + r.stderr)
+
+    # --- Arch keys with features, matched by the one target rule; entry metadata kept.
+    feat = os.path.join(root, 'feat')
+    os.makedirs(os.path.join(feat, '.kpack'))
+    data = generate.kpack(('f', 'gfx906:xnack-', ['gfx906:xnack-', 'gfx1100'],
+                           [('%s#0' % KN, 'gfx906:xnack-', code[('a', 'gfx906')]),
+                            ('%s#0' % KN, 'gfx1100', code[('a', 'gfx1100')])]), False)
+    at, = struct.unpack_from('<Q', data, 8)
+    t = toc(data)
+    for arch, e in t['toc'][KN + '#0'].items():
+        e['metadata'] = {'target': 'hipv4-amdgcn-amd-amdhsa--' + arch, 'source_prefix': 'lib'}
+    data = data[:at] + msgpack.packb(t, use_bin_type=True)
+    harness.write(os.path.join(feat, '.kpack', 'f.kpack'), data)
+    fout = os.path.join(root, 'feat-out')
+    r = kt.ot(['prune', '--keep', 'gfx906', feat, '-o', fout], root)
+    ok = r.returncode == 0
+    if ok:
+        t2 = toc(harness.read(os.path.join(fout, '.kpack', 'f.kpack')))
+        check('--keep gfx906 keeps the gfx906:xnack- entry (the target leaves xnack unspecified)',
+              t2['gfx_arches'] == ['gfx906:xnack-'] and list(t2['toc'][KN + '#0']) == ['gfx906:xnack-'], t2)
+        check('the kept entry\'s metadata is kept',
+              t2['toc'][KN + '#0']['gfx906:xnack-'].get('metadata') == t['toc'][KN + '#0']['gfx906:xnack-']['metadata'], t2)
+        check('gfx_arch_family, an arch that stays, is kept', t2['gfx_arch_family'] == 'gfx906:xnack-', t2)
+    check('prune --keep gfx906 of an archive with gfx906:xnack- keys: exit 0', ok, r.stdout + r.stderr)
+    fout2 = os.path.join(root, 'feat-out2')
+    r = kt.ot(['prune', '--keep', 'gfx906:xnack+', feat, '-o', fout2], root)
+    check('--keep gfx906:xnack+: the xnack- code is not loadable there, the archive left out',
+          r.returncode == 0 and not os.path.exists(os.path.join(fout2, '.kpack', 'f.kpack')), r.stdout + r.stderr)
+
     # --- An archive given alone: all of it dropped is an error, as for any container.
     r = kt.ot(['prune', '--keep', 'gfx1100', os.path.join(inst, '.kpack', 'k_gfx906.kpack'), '-o',
                os.path.join(root, 'alone.kpack')], root)
