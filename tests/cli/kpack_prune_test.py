@@ -247,6 +247,28 @@ def cases(root):
     check('--keep gfx906:xnack+: the xnack- code is not loadable there, the archive left out',
           r.returncode == 0 and not os.path.exists(os.path.join(fout2, '.kpack', 'f.kpack')), r.stdout + r.stderr)
 
+    # --- AMD's test archives pruned alone, byte for byte what AMD's writer writes for the kept kernels
+    # (generate.py reproduces AMD's writer: its frames are python-zstandard's level 3, ours copied).
+    for name, spec, zstd, keep in (('test_noop.kpack', generate.NOOP, False, 'gfx906'),
+                                   ('test_zstd.kpack', generate.ZSTD, True, 'gfx1100')):
+        group, family, arches, kernels = spec
+        want = generate.kpack((group, family, [a for a in arches if a == keep], [k for k in kernels if k[1] == keep]), zstd)
+        got_path = os.path.join(root, 'pruned-' + name)
+        r = kt.ot(['prune', '--keep', keep, os.path.join(harness.DATA, 'kpack', name), '-o', got_path], root)
+        check('prune --keep %s %s: AMD\'s writer\'s bytes for the kept kernels' % (keep, name),
+              r.returncode == 0 and harness.read(got_path) == want, r.stdout + r.stderr)
+
+    # --- A damaged archive in a tree: one line naming it and the offset, exit 1, nothing written.
+    bad = os.path.join(root, 'bad')
+    os.makedirs(bad)
+    data = bytearray(archives['k_multi.kpack'])
+    struct.pack_into('<Q', data, 8, len(data) + 100)
+    harness.write(os.path.join(bad, 'x.kpack'), bytes(data))
+    r = kt.ot(['prune', '--keep', 'gfx1100', bad, '-o', os.path.join(root, 'bad-out')], root)
+    check('prune of a tree with a damaged archive: exit 1, one line with the file and offset, nothing written',
+          r.returncode == 1 and r.stderr.count('\n') == 1 and 'x.kpack' in r.stderr and 'at offset 0x8' in r.stderr
+          and not os.path.exists(os.path.join(root, 'bad-out')), r.stderr)
+
     # --- An archive given alone: all of it dropped is an error, as for any container.
     r = kt.ot(['prune', '--keep', 'gfx1100', os.path.join(inst, '.kpack', 'k_gfx906.kpack'), '-o',
                os.path.join(root, 'alone.kpack')], root)
