@@ -219,6 +219,21 @@ def cases(root):
     check('prune --in-place of a kpack\'d install gives the tree -o gave',
           r.returncode == 0 and files_of(ip) == files_of(out), r.stdout + r.stderr)
 
+    # --- Per-GPU files follow the GPUs kpack archives hold: a Tensile index of gfx906, a GPU whose code
+    # lies only in the archives, goes with it (per_gpu_rule.h: "some device entry of the input is of T").
+    tens = os.path.join(root, 'tens')
+    shutil.copytree(inst, tens)
+    tl = os.path.join(tens, 'lib', 'rocblas', 'library')
+    os.makedirs(tl)
+    shutil.copyfile(os.path.join(work, 'a-gfx1100.co'), os.path.join(tl, 'Kernels.so-000-gfx1100.hsaco'))
+    harness.write(os.path.join(tl, 'TensileLibrary_lazy_gfx906.dat'), b'index of gfx906 kernels\n')
+    harness.write(os.path.join(tl, 'TensileLibrary_lazy_gfx1100.dat'), b'index of gfx1100 kernels\n')
+    r = kt.ot(['prune', '--keep', 'gfx1100', tens, '-o', os.path.join(root, 'tens-out')], root)
+    tol = os.path.join(root, 'tens-out', 'lib', 'rocblas', 'library')
+    check('a Tensile file of gfx906 (whose code only kpack archives hold) is left out, gfx1100\'s kept',
+          r.returncode == 0 and not os.path.exists(os.path.join(tol, 'TensileLibrary_lazy_gfx906.dat'))
+          and os.path.exists(os.path.join(tol, 'TensileLibrary_lazy_gfx1100.dat')), r.stdout + r.stderr)
+
     # --- Arch keys with features, matched by the one target rule; entry metadata kept.
     feat = os.path.join(root, 'feat')
     os.makedirs(os.path.join(feat, '.kpack'))
