@@ -102,6 +102,7 @@ std::string container_kind(Bytes p) {
   if (formats::has_fatbin_magic(p)) return "NVIDIA fatbins";
   if (formats::has_offload_binary_magic(p)) return "offload binaries";
   if (formats::has_binary_bundle_magic(p)) return "binary bundle";
+  if (formats::has_kpack_magic(p)) return "kpack archive";
   if (formats::find_text_comment(p)) return "text bundle";
   return "";
 }
@@ -581,7 +582,7 @@ class Walker {
   // A kpack'd host binary: its archives looked up as AMD's loader looks them
   // up (contents/kpack_search), where the binary is the named file on disk.
   void kpacked(const Source& s, const std::optional<object::KpackedBinary>& kb) {
-    if (!kb || !limits_.kpack) return;
+    if (!kb || !limits_.kpack || !limits_.kpack_records) return;
     const formats::KpackRef ref = formats::read_kpack_ref(kb->marker, s.errname, kb->marker_offset);
     std::vector<std::string> candidates;
     std::string why_not;

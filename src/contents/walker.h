@@ -158,10 +158,13 @@ struct Limits {
   // Called as the walk moves through the named file: `done` of its `total`
   // bytes (archives: at each member and every few MiB of a compressed one).
   std::function<void(std::uint64_t done, std::uint64_t total)> progress = {};
-  // Whether kpack archives and kpack'd binaries' records are read (their
-  // entries visited); prune does not handle them yet (issue 33 part 2) and
-  // walks without them.
+  // Whether kpack archives are read (their entries visited), and whether a
+  // kpack'd binary's records are followed to the archives they name (the
+  // containers reached so have a kpack_key). Prune reads archives as the files
+  // they are and copies kpack'd binaries (no device code lies in them): it
+  // walks without the records.
   bool kpack = true;
+  bool kpack_records = true;
 };
 
 // One bundle of a blob (binary, or a CCOB before it is decompressed), for

@@ -340,7 +340,7 @@ void pack_str(Packer& p, std::string_view s) {
 
 }  // namespace
 
-std::vector<std::byte> write_kpack(const KpackArchive& a, std::span<const Bytes> stored) {
+void write_kpack(const KpackArchive& a, std::span<const Bytes> stored, const KpackOut& out) {
   const std::size_t n = a.kernels.size();
   if (stored.size() != n) fail("", "{} stored blobs for {} kernels", stored.size(), n);
   std::vector<bool> seen(n);
@@ -348,34 +348,39 @@ std::vector<std::byte> write_kpack(const KpackArchive& a, std::span<const Bytes>
     if (k.ordinal >= n || seen[k.ordinal]) fail("", "kernel ordinals are not 0..{}", n - 1);
     seen[k.ordinal] = true;
   }
-  // Header and padding, then the blob area in ordinal order.
-  std::vector<std::byte> out(kKpackBlobStart);
-  std::memcpy(out.data(), kKpackMagic.data(), 4);
-  store_le<std::uint32_t>(out.data() + 4, kKpackVersion);
-  auto append = [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); };
+  const bool zstd = a.scheme == KpackScheme::ZstdPerKernel;
+  // Where the blobs (or frames) go: the blob area in ordinal order after the
+  // header and padding, the TOC right after it.
   std::vector<Span> spans(n);
-  if (a.scheme == KpackScheme::ZstdPerKernel) {
-    std::array<std::byte, 4> u32{};
-    store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(n));
-    append(u32);
-    for (std::size_t i = 0; i < n; ++i) {
-      store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(stored[i].size()));
-      append(u32);
-      spans[i] = {out.size(), stored[i].size()};
-      append(stored[i]);
-    }
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      spans[i] = {out.size(), stored[i].size()};
-      append(stored[i]);
-    }
+  std::uint64_t at = kKpackBlobStart + (zstd ? 4 : 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (zstd && stored[i].size() > UINT32_MAX) fail("", "a zstd frame of {} bytes (more than a u32 holds)", stored[i].size());
+    at += zstd ? 4 : 0;
+    spans[i] = {at, stored[i].size()};
+    at += stored[i].size();
   }
-  const std::uint64_t area_end = out.size();
+  const std::uint64_t area_end = at;
+  std::array<std::byte, kKpackBlobStart> header{};
+  std::memcpy(header.data(), kKpackMagic.data(), 4);
+  store_le<std::uint32_t>(header.data() + 4, kKpackVersion);
+  store_le<std::uint64_t>(header.data() + 8, area_end);
+  out(header, false);
+  std::array<std::byte, 4> u32{};
+  if (zstd) {
+    store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(n));
+    out(u32, false);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (zstd) {
+      store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(stored[i].size()));
+      out(u32, false);
+    }
+    out(stored[i], true);
+  }
 
   // The TOC, in AMD's writer's key order (kpack.py).
   msgpack::sbuffer buf;
   Packer p(buf);
-  const bool zstd = a.scheme == KpackScheme::ZstdPerKernel;
   p.pack_map(zstd ? 8 : 7);
   pack_str(p, "format_version");
   p.pack_uint64(a.format_version);
@@ -437,9 +442,13 @@ std::vector<std::byte> write_kpack(const KpackArchive& a, std::span<const Bytes>
       p.pack_uint64(s.size);
     }
   }
-  store_le<std::uint64_t>(out.data() + 8, area_end);
-  append(Bytes(reinterpret_cast<const std::byte*>(buf.data()), buf.size()));
-  return out;
+  out(Bytes(reinterpret_cast<const std::byte*>(buf.data()), buf.size()), false);
+}
+
+std::vector<std::byte> write_kpack(const KpackArchive& a, std::span<const Bytes> stored) {
+  std::vector<std::byte> bytes;
+  write_kpack(a, stored, [&](Bytes b, bool) { bytes.insert(bytes.end(), b.begin(), b.end()); });
+  return bytes;
 }
 
 KpackRef read_kpack_ref(Bytes data, const std::string& file, std::uint64_t at) {

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -120,6 +121,13 @@ std::vector<std::byte> kpack_compress(Bytes code_object);
 // 0..N-1; their order in `a.kernels` is the TOC's key order; offsets and
 // stored sizes are computed here.
 std::vector<std::byte> write_kpack(const KpackArchive& a, std::span<const Bytes> stored);
+// The same, handed to `out` in order, in pieces: each of `stored` as it is
+// (is_stored true: a view of the caller's bytes, so that a large archive is
+// rewritten without a copy in memory), the others the writer's own bytes
+// (header, frame sizes, TOC), valid during the call only. Every check comes
+// before the first piece.
+using KpackOut = std::function<void(Bytes bytes, bool is_stored)>;
+void write_kpack(const KpackArchive& a, std::span<const Bytes> stored, const KpackOut& out);
 
 // ---- The marker ---------------------------------------------------------------
 

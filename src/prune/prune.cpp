@@ -14,6 +14,7 @@
 #include "formats/bundle_binary.h"
 #include "formats/bundle_text.h"
 #include "formats/compressed_bundle.h"
+#include "formats/kpack.h"
 #include "formats/nv_fatbin.h"
 #include "formats/offload_binary.h"
 #include "target/processors.h"
@@ -302,6 +303,54 @@ Report prune_fatbins(const ByteSource& src, const Selection& selection, const st
   return r;
 }
 
+// An AMD kpack archive: the kept architectures' code objects under a new TOC,
+// laid out by formats::write_kpack as AMD's writer lays them out. Each arch key
+// (and each gfx_arches string) is a target ID without its triple, matched as a
+// bare code object's is. Stored bytes are copied: a zstd-per-kernel frame is
+// never decoded or compressed again; the ordinals of what stays are 0..N-1 in
+// their original order, and blobs / zstd_offset and zstd_size follow from the
+// new layout. group_name and the TOC's other fields are kept.
+Report prune_kpack(Bytes data, const Selection& selection, const std::string& file, std::vector<Piece>& out) {
+  const formats::KpackArchive a = formats::read_kpack(data, file);
+  Report r{fmt::format("kpack archive ({})", formats::kpack_scheme_name(a.scheme)), {}, data.size(), 0};
+  formats::KpackArchive kept = a;
+  kept.kernels.clear();
+  kept.gfx_arches.clear();
+  for (const formats::KpackKernel& k : a.kernels) {
+    const bool stay = stays(selection, k.arch, {file, k.offset});
+    r.entries.push_back({k.arch, k.original_size, stay, fmt::format("binary '{}'", k.binary)});
+    if (stay) kept.kernels.push_back(k);
+  }
+  check_not_empty(selection, r, file);
+  for (const std::string& arch : a.gfx_arches)
+    if (stays(selection, arch, {file, a.toc_offset})) kept.gfx_arches.push_back(arch);
+  // gfx_arch_family names a family ("gfx110X") or, as AMD's splitter writes
+  // it, the archive's one architecture: where that is an architecture the
+  // archive listed and no longer does, it becomes the first that stays (the
+  // splitter's gfx_arches[0]), so that the TOC names no code it lacks.
+  const bool family_dropped = std::ranges::find(a.gfx_arches, a.gfx_arch_family) != a.gfx_arches.end() &&
+                              std::ranges::find(kept.gfx_arches, a.gfx_arch_family) == kept.gfx_arches.end();
+  if (family_dropped && !kept.gfx_arches.empty()) kept.gfx_arch_family = kept.gfx_arches.front();
+  // New ordinals in the order of the old ones; stored[new ordinal] is the stored blob or frame, as it is.
+  std::vector<formats::KpackKernel*> by_ordinal;
+  for (formats::KpackKernel& k : kept.kernels) by_ordinal.push_back(&k);
+  std::ranges::sort(by_ordinal, {}, [](const formats::KpackKernel* k) { return k->ordinal; });
+  std::vector<Bytes> stored;
+  for (formats::KpackKernel* k : by_ordinal) {
+    k->ordinal = static_cast<std::uint32_t>(stored.size());
+    stored.push_back(data.subspan(k->offset, k->stored_size));  // read_kpack checked the range
+  }
+  // The code objects or frames go out as views of the input; the header, frame sizes and TOC as written.
+  formats::write_kpack(kept, stored, [&](Bytes b, bool is_stored) {
+    if (is_stored)
+      out.push_back({{}, b, 0});
+    else
+      out.push_back({std::vector<std::byte>(b.begin(), b.end()), {}, 0});
+    r.size_after += b.size();
+  });
+  return r;
+}
+
 }  // namespace
 
 std::vector<bool> fatbin_keeps(const Selection& selection, const formats::Fatbin& f) {
@@ -398,6 +447,7 @@ Report prune_container(Bytes data, const Selection& selection, const std::string
   std::vector<Piece> pieces;
   Report r = formats::has_offload_binary_magic(data) ? prune_offload_binaries(data, selection, file, pieces)
              : formats::has_fatbin_magic(data)       ? prune_fatbins(ByteSource(data), selection, file, pieces)
+             : formats::has_kpack_magic(data)        ? prune_kpack(data, selection, file, pieces)
                                                       : prune_plain(data, selection, file, pieces);
   emit(pieces, sink);
   return r;

@@ -9,6 +9,8 @@
 //               CCOB (v1-v3)    decompressed, pruned, compressed again (compress/ccob)
 //               OffloadBinary   concatenated binaries; the dropped ones left out
 //               NVIDIA fatbins  each fatbin's kept entries as stored, under a new header
+//               kpack archive   the kept architectures' code objects (zstd frames copied, never
+//                               recompressed) under a new TOC (formats::write_kpack)
 #pragma once
 
 #include <cstdint>
@@ -145,11 +147,14 @@ struct FileOutcome {
 // input stores it) gets the rule's outcome.
 class PerGpuRule;
 // Whether prune reads a file whose first bytes are `prefix` for device code:
-// contents::may_hold_device_code, except AMD kpack archives, which prune
-// copies as they are (what prune does with kpack'd installs, issue 33 part 2,
-// is not built yet).
+// contents::may_hold_device_code.
 bool prune_reads(Bytes prefix);
-// The walk's limits for prune's walks: the same without kpack (above).
+// The walk's limits for prune's walks: kpack archives are read as the
+// standalone device code files they are (an archive of dropped architectures
+// only is left out, one of several rewritten: prune_container), but a kpack'd
+// binary's records are not followed: the binary holds no device code (its
+// .hip_fatbin is NOBITS) and is copied as it is; its archives are files of
+// the same tree or package, pruned on their own.
 contents::Limits prune_walk_limits();
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
                             const codec::Sink& sink, const PerGpuRule* rule = nullptr, std::string_view path = {});

@@ -58,7 +58,9 @@ Standalone standalone_entries(const InputFile& in, const Selection& selection, c
     Entries(const Selection& s, const std::string& file) : s_(s), file_(file) {}
     Standalone found;
     void entry(const contents::Container&, const contents::Entry& e) override {
-      found.all_stay = found.all_stay && !e.fatbin && stays(s_, e.bundle_id, {file_, e.offset});
+      // A kpack archive's arch key is matched as prune_container matches it: a target ID.
+      const std::string& id = e.kpack ? e.id : e.bundle_id;
+      found.all_stay = found.all_stay && !e.fatbin && stays(s_, id, {file_, e.offset});
       found.entries.push_back({e.id, e.uncompressed_size, true});
     }
     bool wants_code_object_headers() const override { return false; }
@@ -92,13 +94,11 @@ bool bare_stays(const Selection& selection, const compat::BareCode& b, const std
 
 contents::Limits prune_walk_limits() {
   contents::Limits l;
-  l.kpack = false;
+  l.kpack_records = false;
   return l;
 }
 
-bool prune_reads(Bytes prefix) {
-  return contents::may_hold_device_code(prefix) && !formats::has_kpack_magic(prefix);
-}
+bool prune_reads(Bytes prefix) { return contents::may_hold_device_code(prefix); }
 
 FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, const std::string& file,
                             const codec::Sink& sink, const PerGpuRule* rule, std::string_view path) {

@@ -288,7 +288,8 @@ constexpr F kPruneTreeFields[] = {
     {"files[].action",
      "\"prune\" (rewritten without the dropped entries), \"remove\" (left out: a bare code object, cubin or PTX "
      "file of a dropped target, a bundle, compressed bundle, fatbin or offload-binary file of which no device entry "
-     "stays, or a per-GPU file of a dropped target) or \"copy\" (nothing of it dropped, or not pruned: see its "
+     "stays (a kpack archive of dropped architectures only among them), or a per-GPU file of a dropped target) or "
+     "\"copy\" (nothing of it dropped, or not pruned: see its "
      "notes)"},
     {"files[].container", "what the file is, as \"container\" of offloadtool-prune/2 names it"},
     {"files[].entries[]", "{\"id\", \"size\", \"kept\"} and \"where\" as in offloadtool-prune/2"},

@@ -70,9 +70,13 @@ class Listing : public contents::Visitor {
   Listing(bool json, SizeStyle sizes) : json_(json), sizes_(sizes) { out_.reserve(kFlushSize + 8192); }
   ~Listing() { flush(); }
 
-  void begin(const std::string& file) {
+  // `in_directory`: a file of a directory, whose other files include the
+  // archives its kpack'd records name: their entries are listed here (the
+  // binary's view) but counted only with the archives' own files.
+  void begin(const std::string& file, bool in_directory = false) {
     file_ = file;
-    entries_ = refused_ = containers_ = bytes_ = kpack_records_ = 0;
+    in_directory_ = in_directory;
+    entries_ = refused_ = containers_ = bytes_ = kpack_records_ = via_entries_ = via_bytes_ = 0;
     kpack_missing_.clear();
     rows_.clear();
     name_.clear();
@@ -99,10 +103,14 @@ class Listing : public contents::Visitor {
   void end(bool ok) {
     if (json_) return;
     flush_rows();
-    if (ok)
-      fmt::format_to(fmt::appender(out_), "{}: {} {} in {} {}, {}\n", printable(file_), entries_,
-                     entries_ == 1 ? "entry" : "entries", containers_, containers_ == 1 ? "container" : "containers",
-                     size_text(bytes_, sizes_));
+    if (!ok) return;
+    fmt::format_to(fmt::appender(out_), "{}: {} {} in {} {}, {}", printable(file_), entries_,
+                   entries_ == 1 ? "entry" : "entries", containers_, containers_ == 1 ? "container" : "containers",
+                   size_text(bytes_, sizes_));
+    if (via_entries_)
+      fmt::format_to(fmt::appender(out_), " (and {} {}, {}, in kpack archives counted with their own files)",
+                     via_entries_, via_entries_ == 1 ? "entry" : "entries", size_text(via_bytes_, sizes_));
+    out_.push_back('\n');
   }
   void add(std::string_view s) { add(out_, s); }
   void flush() {
@@ -114,6 +122,7 @@ class Listing : public contents::Visitor {
     ++containers_;
     refused_ += c.refused_duplicates.size();
     if (!c.kpack_key.empty()) ++kpack_records_;
+    via_binary_ = !c.kpack_key.empty();
     kpack_missing_.insert(kpack_missing_.end(), c.kpack_missing.begin(), c.kpack_missing.end());
     if (json_) {
       path_.clear();
@@ -135,8 +144,13 @@ class Listing : public contents::Visitor {
   // Listed from the tables and the ELF headers: a compressed bundle is decoded that far.
   bool wants_payloads() const override { return false; }
   void entry(const contents::Container&, const contents::Entry& e) override {
-    ++entries_;
-    bytes_ += e.size;
+    if (in_directory_ && via_binary_) {
+      ++via_entries_;
+      via_bytes_ += e.size;
+    } else {
+      ++entries_;
+      bytes_ += e.size;
+    }
     if (json_)
       json_entry(e);
     else
@@ -282,6 +296,8 @@ class Listing : public contents::Visitor {
   fmt::memory_buffer out_;
   std::string file_;
   std::uint64_t entries_ = 0, refused_ = 0, containers_ = 0, bytes_ = 0, kpack_records_ = 0;
+  std::uint64_t via_entries_ = 0, via_bytes_ = 0;  // reached through a kpack'd binary's records, in a directory
+  bool in_directory_ = false, via_binary_ = false;
   std::vector<std::string> kpack_missing_;
   // JSON
   bool listed_ = false;  // an entry is out: the next one needs a comma
@@ -334,7 +350,7 @@ int list(const ListOptions& o, const cli::Invocation& inv) {
   // without device code is an error (a file named on the command line); a
   // file of a directory without any is simply not listed.
   auto walk = [&](const std::string& file, bool required) {
-    listing.begin(file);
+    listing.begin(file, !required);
     std::optional<std::string> error;
     try {
       {

@@ -274,7 +274,8 @@ cli::AppletBody define_prune(CLI::App& app) {
       "shared library or executable (HIP's .hip_fatbin, OpenMP's .llvm.offloading, CUDA's .nv_fatbin and "
       "__nv_relfatbin, which nvprune refuses), or a Windows PE image, DLL or EXE (.hip_fat, .nv_fatb, __nv_rel: each "
       "section packed and its raw data shrunk, no RVA moved, the registration records' pointers moved, CheckSum "
-      "computed again; an Authenticode-signed image is refused unless --strip-signature). NVIDIA fatbins follow the CUDA driver, per fatbin: --keep sm_86 keeps "
+      "computed again; an Authenticode-signed image is refused unless --strip-signature), or an AMD kpack archive (the "
+      "kept architectures' code objects under a new table of contents, zstd frames copied; docs/kpack.md). NVIDIA fatbins follow the CUDA driver, per fatbin: --keep sm_86 keeps "
       "what an sm_86 GPU loads (the sm_80 cubin where there is no sm_86 one, else the newest PTX), --keep "
       "compute_86 the PTX it would JIT, --drop names exact targets; a fatbin keeping nothing stays as an empty "
       "fatbin. Entries are laid out as the bundler or packager writes them. In a linked file the bundles "
@@ -292,8 +293,8 @@ cli::AppletBody define_prune(CLI::App& app) {
       "leave the folder are refused. A directory (an install) is pruned file by file (-o OUTDIR: a new tree, renamed "
       "into place when complete; --in-place: each file atomically): unchanged files cloned by the kernel, symlinks "
       "and hard links kept, modes and times kept. In directories and packages a standalone device-code file (a bare "
-      "code object, cubin, PTX file, bundle, compressed bundle, fatbin or offload-binary file) of which no device "
-      "entry stays is left out, and per-GPU files follow their GPU: {}. A per-GPU file of a kept target is copied, "
+      "code object, cubin, PTX file, bundle, compressed bundle, fatbin, offload-binary file or kpack archive) of which "
+      "no device entry stays is left out, kpack'd host binaries (their code in kpack archives) are copied, and per-GPU files follow their GPU: {}. A per-GPU file of a kept target is copied, "
       "of a dropped one left out; with --keep, one of a GPU no device code of the input is for stays as it is (the "
       "report says why).",
       per_gpu_layouts_text()));

@@ -150,7 +150,11 @@ struct Bundle {
 
 class Sizer : public contents::Visitor {
  public:
-  Sizer(const std::string& file, Table& all, bool per_bundle) : file_(file), all_(all), per_bundle_(per_bundle) {}
+  // `own_bytes_only`: a file of a directory, whose entries reached through a
+  // kpack'd binary's records lie in archives the directory holds as files of
+  // their own (counted there) or does not hold (not its bytes): not counted.
+  Sizer(const std::string& file, Table& all, bool per_bundle, bool own_bytes_only = false)
+      : file_(file), all_(all), per_bundle_(per_bundle), own_bytes_only_(own_bytes_only) {}
 
   // The file's own table and bundles: kept by the caller only when it was
   // read to its end (`all` is then put back as it was before the file).
@@ -160,6 +164,7 @@ class Sizer : public contents::Visitor {
 
   void container(const contents::Container& c) override {
     done();
+    via_binary_ = !c.kpack_key.empty();
     if (per_bundle_) {
       name_ = c.name();
       path_ = c.path();
@@ -170,6 +175,7 @@ class Sizer : public contents::Visitor {
   // Sizes come from the bundle tables: a compressed bundle is decoded as far as its table.
   bool wants_payloads() const override { return false; }
   void entry(const contents::Container&, const contents::Entry& e) override {
+    if (own_bytes_only_ && via_binary_) return;
     ++found;
     entries_.push_back(e);
     entries_.back().bytes = {};
@@ -193,6 +199,8 @@ class Sizer : public contents::Visitor {
   const std::string& file_;
   Table& all_;
   bool per_bundle_;
+  bool own_bytes_only_;
+  bool via_binary_ = false;  // the container was reached through a kpack'd binary's record
   std::vector<contents::Entry> entries_;  // the container's
   std::string name_;
   std::vector<std::string> path_;
@@ -251,7 +259,7 @@ int size(const SizeOptions& o, const cli::Invocation& inv) {
   // or (not `required`: a file of a directory) holds no device code.
   auto walk = [&](const std::string& file, bool required, std::optional<std::uint64_t> bytes) -> std::optional<Table> {
     Table before = all;  // a handful of targets
-    Sizer sizer(file, all, o.per_bundle);
+    Sizer sizer(file, all, o.per_bundle, !required);
     try {
       {
         Progress progress(o.progress, fmt::format("{} {}", inv.prog, printable(file)));
