@@ -200,7 +200,7 @@ constinit const Tool kClangOffloadPackager19{
     .version = "Debian clang-offload-packager version 19.1.7 (3~deb12u1)",
 };
 
-constinit const Tool kLlvmOffloadBinary22{
+constexpr Tool kLlvmOffloadBinary22{
     .dialect = Dialect::Llvm22,
     .overview =
         "A utility for bundling several object files into a single binary.\n"
