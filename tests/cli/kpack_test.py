@@ -37,28 +37,21 @@ KERNEL_NAME = 'lib/libk.so.1'
 NOBITS = 8
 
 
-def sh(argv, cwd):
-    r = run(argv, cwd=cwd, text=True)
-    if r.returncode != 0:
-        raise RuntimeError('%s: %s' % (' '.join(argv), r.stderr))
-    return r.stdout
-
-
 def build(work):
     """libk.so.1 and LLVM's code objects {(tu, arch): bytes}."""
     harness.write(os.path.join(work, 'a.hip'), harness.HIP_PRELUDE + b'__global__ void ka(int *p) { p[0] = 1; }\n')
     harness.write(os.path.join(work, 'b.hip'), harness.HIP_PRELUDE + b'__global__ void kb(float *p) { p[1] = 2.0f; }\n')
     code = {}
     for t in TUS:
-        sh([harness.CLANGXX, '-x', 'hip'] + ['--offload-arch=' + a for a in ARCHS]
-           + ['-nogpulib', '-nogpuinc', '-fPIC', '-c', t + '.hip', '-o', t + '.o'], work)
-        sh(['objcopy', '-O', 'binary', '--only-section=.hip_fatbin', t + '.o', t + '.fatbin'], work)
-        sh([harness.LLVM_BUNDLER, '-unbundle', '-type=o', '-input=' + t + '.fatbin',
-            '-targets=' + ','.join('hipv4-amdgcn-amd-amdhsa--' + a for a in ARCHS)]
-           + ['-output=%s-%s.co' % (t, a) for a in ARCHS], work)
+        run([harness.CLANGXX, '-x', 'hip'] + ['--offload-arch=' + a for a in ARCHS]
+            + ['-nogpulib', '-nogpuinc', '-fPIC', '-c', t + '.hip', '-o', t + '.o'], cwd=work, check=True)
+        run(['objcopy', '-O', 'binary', '--only-section=.hip_fatbin', t + '.o', t + '.fatbin'], cwd=work, check=True)
+        run([harness.LLVM_BUNDLER, '-unbundle', '-type=o', '-input=' + t + '.fatbin',
+             '-targets=' + ','.join('hipv4-amdgcn-amd-amdhsa--' + a for a in ARCHS)]
+            + ['-output=%s-%s.co' % (t, a) for a in ARCHS], cwd=work, check=True)
         for a in ARCHS:
             code[(t, a)] = harness.read(os.path.join(work, '%s-%s.co' % (t, a)))
-    sh([harness.CLANGXX, '-shared', 'a.o', 'b.o', '-o', 'libk.so.1'], work)
+    run([harness.CLANGXX, '-shared', 'a.o', 'b.o', '-o', 'libk.so.1'], cwd=work, check=True)
     return code
 
 
@@ -70,7 +63,7 @@ def kpack_binary(src, dst, marker_bytes, indices=None):
     """`src` kpack'd into `dst` (reference section 2, minimally)."""
     work = os.path.dirname(dst)
     harness.write(dst + '.marker', marker_bytes)
-    sh(['objcopy', '--add-section', '.rocm_kpack_ref=' + dst + '.marker', src, dst], work)
+    run(['objcopy', '--add-section', '.rocm_kpack_ref=' + dst + '.marker', src, dst], cwd=work, check=True)
     os.unlink(dst + '.marker')
     secs = {s['name']: s for s in harness.elf64_sections(dst)}
     seg = secs['.hipFatBinSegment']
