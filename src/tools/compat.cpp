@@ -38,6 +38,7 @@
 #include "support/json_schemas.h"
 #include "support/mapped_file.h"
 #include "selection/select.h"
+#include "target/llvm_release.h"
 #include "support/printable.h"
 #include "target/processors.h"
 #include "tools/native_bundler_options.h"
@@ -500,8 +501,9 @@ cli::AppletBody define_compat(CLI::App& app) {
   // check and select apply the same rules, chosen by the same flags
   auto add_rule_flags = [&](CLI::App* sub) {
     sub->add_flag("--bundler", o->bundler,
-                  "the clang-offload-bundler's rules of the LLVM release impersonated (19 or 22; no generic\n"
-                  "targets, no CUDA sm rules)");
+                  fmt::format("the clang-offload-bundler's rules of the LLVM release impersonated (one of {};\n"
+                              "no generic targets, no CUDA sm rules)",
+                              target::supported_majors_text()));
     sub->add_flag("--hip-openmp-compatible", o->hip_openmp, "let hip/hipv4 and openmp entries match each other");
     sub->add_flag("--json", o->as_json, json_help);
   };

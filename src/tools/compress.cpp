@@ -26,6 +26,7 @@
 #include "support/json_schemas.h"
 #include "support/mapped_file.h"
 #include "support/printable.h"
+#include "target/llvm_release.h"
 #include "tools/native_bundler_options.h"
 #include "tools/tools.h"
 
@@ -211,11 +212,12 @@ int recode(const CompressOptions& c, bool long_given, const cli::Invocation& inv
 
 cli::AppletBody define_compress(CLI::App& app) {
   auto o = std::make_shared<CompressOptions>();
-  app.description(
+  app.description(fmt::format(
       "Compress, decompress or recompress offload bundles (CCOB, what clang-offload-bundler -compress writes),\n"
       "describe or verify them. Files holding several concatenated bundles are handled bundle by bundle.\n"
-      "Defaults give the bytes of the LLVM release impersonated (offloadtool --version: 19 or 22);\n"
-      "--threads and --window auto do not (LLVM still reads them).");
+      "Defaults give the bytes of the LLVM release impersonated (offloadtool --version; one of {});\n"
+      "--threads and --window auto do not (LLVM still reads them).",
+      target::supported_majors_text()));
   app.add_option("input", o->input, "bundle or compressed bundle ('-' for standard input)")->required();
   app.add_option("-o,--output", o->output, "output file ('-' for standard output)");
   auto* d = app.add_flag("-d,--decompress", o->decompress, "decompress (--hash check: and check the stored hash)");
