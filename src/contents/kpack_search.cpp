@@ -57,6 +57,39 @@ std::vector<std::string> kpack_candidates(const formats::KpackRef& ref, const st
   return out;
 }
 
+namespace {
+
+// Whether the loader could put `arch` in place of the placeholder: a target ID
+// as the HIP runtime names a device (kpack_arch_order's strings) — "gfx" and a
+// digit, then letters, digits and dashes ("gfx90a", "gfx10-3-generic"), each
+// feature ":name+" or ":name-". Other names fitting the pattern
+// ("k_multi.kpack", "k_old.kpack") are never opened by the loader, so they are
+// not the binary's archives (read as one, a stray file would fail the walk).
+bool loadable_arch(std::string_view arch) {
+  auto word = [](std::string_view w) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    });
+  };
+  const std::size_t colon = arch.find(':');
+  const std::string_view processor = arch.substr(0, colon);
+  if (processor.size() < 4 || !processor.starts_with("gfx") || processor[3] < '0' || processor[3] > '9' ||
+      !word(processor))
+    return false;
+  for (std::string_view rest = colon == std::string_view::npos ? "" : arch.substr(colon); !rest.empty();) {
+    rest.remove_prefix(1);  // the ':'
+    const std::size_t next = rest.find(':');
+    const std::string_view feature = rest.substr(0, next);
+    if (feature.size() < 2 || (feature.back() != '+' && feature.back() != '-') ||
+        !word(feature.substr(0, feature.size() - 1)))
+      return false;
+    rest = next == std::string_view::npos ? "" : rest.substr(next);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<KpackFound> kpack_glob(const std::string& candidate) {
   const std::size_t at = candidate.find(formats::kGfxArchPlaceholder);
   if (at == std::string::npos) {
@@ -76,6 +109,7 @@ std::vector<KpackFound> kpack_glob(const std::string& candidate) {
     const std::string_view name(e->d_name);
     if (name.size() <= head.size() + tail.size() || !name.starts_with(head) || !name.ends_with(tail)) continue;
     std::string arch(name.substr(head.size(), name.size() - head.size() - tail.size()));
+    if (!loadable_arch(arch)) continue;
     std::string path = candidate.substr(0, name_at) + std::string(name);
     if (regular_file(path)) out.push_back({std::move(arch), std::move(path)});
   }

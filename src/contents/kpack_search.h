@@ -41,7 +41,8 @@ struct KpackFound {
 
 // The regular files `candidate` names: itself (if it is one) when it has no
 // placeholder, else every regular file of its folder whose name is the
-// pattern with a non-empty architecture in place of the placeholder, sorted
+// pattern with an architecture the loader could ask for (a target ID:
+// "gfx1100", "gfx90a:xnack-"; not "multi") in place of the placeholder, sorted
 // by name. A placeholder outside the file name is expanded by no listing:
 // nothing is found.
 std::vector<KpackFound> kpack_glob(const std::string& candidate);

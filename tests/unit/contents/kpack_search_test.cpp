@@ -44,18 +44,21 @@ TEST_CASE("kpack_candidates: the environment and the binary's folder") {
   CHECK(kpack_candidates(ref, "/opt/rocm/lib", off).empty());
 }
 
-TEST_CASE("kpack_glob: files fitting the pattern, in name order") {
+TEST_CASE("kpack_glob: files fitting the pattern with a target ID, in name order") {
   char tmpl[] = "/tmp/kpack-glob-XXXXXX";
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   const std::filesystem::path dir(tmpl);
-  for (const char* n : {"k_gfx1100.kpack", "k_gfx90a:xnack-.kpack", "k_.kpack", "other_gfx1100.kpack", "k_gfx906.kpack.bak"})
+  for (const char* n : {"k_gfx1100.kpack", "k_gfx90a:xnack-.kpack", "k_.kpack", "other_gfx1100.kpack", "k_gfx906.kpack.bak",
+                        "k_gfx10-3-generic:sramecc+:xnack-.kpack",
+                        "k_multi.kpack", "k_gfx.kpack", "k_gfx90a:xnack.kpack", "k_gfx90a::xnack+.kpack", "k_GFX90A.kpack"})
     std::ofstream(dir / n) << "x";
   std::filesystem::create_directory(dir / "k_dir.kpack");
   const std::vector<KpackFound> f = kpack_glob((dir / "k_@GFXARCH@.kpack").string());
-  REQUIRE(f.size() == 2);
-  CHECK(f[0].arch == "gfx1100");
-  CHECK(f[1].arch == "gfx90a:xnack-");
-  CHECK(f[1].path == (dir / "k_gfx90a:xnack-.kpack").string());
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].arch == "gfx10-3-generic:sramecc+:xnack-");
+  CHECK(f[1].arch == "gfx1100");
+  CHECK(f[2].arch == "gfx90a:xnack-");
+  CHECK(f[2].path == (dir / "k_gfx90a:xnack-.kpack").string());
   CHECK(kpack_glob((dir / "k_gfx1100.kpack").string()).size() == 1);
   CHECK(kpack_glob((dir / "missing.kpack").string()).empty());
   std::filesystem::remove_all(dir);
