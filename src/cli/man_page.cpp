@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "cli/release.h"
 #include "support/json_schemas.h"
+#include "target/llvm_release.h"
 
 namespace ot::cli::docs {
 namespace {
@@ -146,6 +148,69 @@ std::string see_also(const CommandDoc& root, std::string_view self, bool json = 
   return out + "\n";
 }
 
+// How a name picks the LLVM release it impersonates (cli/release.h, in its
+// order); the releases from the release table, the default from the build.
+std::string llvm_release_section() {
+  const std::string majors(target::supported_majors_text());
+  const std::string def = std::to_string(target::traits(default_release()).major);
+  return ".SH LLVM RELEASE\nEvery name impersonates one LLVM release (" + esc(majors) +
+         "), its command line, messages and bytes. The first of these that says decides:\n"
+         ".IP 1. 4\na release in the name: \\fIname\\fR\\-\\fIN\\fR (a triple prefix or \\fB.exe\\fR "
+         "allowed), also as \\fBoffloadtool\\fR \\fIname\\fR\\-\\fIN\\fR;\n"
+         ".IP 2. 4\n\\fBOFFLOADTOOL_LLVM\\fR=\\fIN\\fR in the environment (empty: unset);\n"
+         ".IP 3. 4\nthe LLVM tool that started it (the clang driver or clang\\-linker\\-wrapper given "
+         "\\fB\\-B\\fR), when every sign of its release agrees and the release is supported;\n"
+         ".IP 4. 4\nthe build's default: " + def + ".\n"
+         ".PP\nA release in the name or in \\fBOFFLOADTOOL_LLVM\\fR that is not supported is one error line. "
+         "\\fB\\-\\-version\\fR prints the release's own text, then which release offloadtool took and why.\n";
+}
+
+// The environment variables offloadtool reads: for offloadtool(1) all of
+// them, for a personality those its LLVM tool reads too.
+struct EnvVar {
+  std::string_view name;
+  std::string_view personalities;  // the LLVM tools that read it too (' '-separated), "*" all; "" none
+  std::string_view meaning;
+};
+constexpr EnvVar kEnvironment[] = {
+    {"OFFLOADTOOL_LLVM", "*", "the LLVM release impersonated (see LLVM RELEASE), where the name has none"},
+    {"OFFLOAD_BUNDLER_COMPRESS", "clang-offload-bundler", "1: compress what is bundled, as -compress (LLVM's)"},
+    {"OFFLOAD_BUNDLER_COMPRESSION_LEVEL", "clang-offload-bundler", "the compression level, as -compression-level (LLVM's)"},
+    {"OFFLOAD_BUNDLER_VERBOSE", "clang-offload-bundler", "1: -verbose (LLVM's)"},
+    {"OFFLOAD_BUNDLER_IGNORE_ENV_VAR", "clang-offload-bundler", "1: the three above are ignored (LLVM's)"},
+    {"COMPRESSED_BUNDLE_FORMAT_VERSION", "clang-offload-bundler",
+     "the compressed bundle (CCOB) version written: 2 or 3 (LLVM's)"},
+    {"SYM64_THRESHOLD", "clang-offload-packager llvm-offload-binary",
+     "the archive size from which a 64-bit symbol table is written (LLVM's archive writer)"},
+    {"TMPDIR", "", "where scratch files go when they cannot lie beside the output"},
+    {"HSA_XNACK", "", "compat detect: the xnack mode of the GPUs found, as the HIP runtime reads it (--xnack wins)"},
+    {"OFFLOADTOOL_LIBCUDA", "", "compat detect: the CUDA driver library to load instead of libcuda.so.1"},
+    {"ROCM_KPACK_PATH", "", "kpack'd binaries: the archives to read instead of the marker's paths (':'-separated), "
+                            "as AMD's loader"},
+    {"ROCM_KPACK_PATH_PREFIX", "", "kpack'd binaries: archives looked up before the marker's paths, as AMD's loader"},
+    {"ROCM_KPACK_DISABLE", "", "kpack'd binaries: 1: no archive is looked up, as AMD's loader"},
+    {"OFFLOADTOOL_PROGRESS_DELAY_MS", "", "after how long a progress line is shown (default 2000)"},
+};
+
+bool names_word(std::string_view list, std::string_view word) {
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t end = std::min(list.find(' ', at), list.size());
+    if (list.substr(at, end - at) == word) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+// offloadtool(1)'s (personality ""), or those a personality reads.
+std::string environment_section(std::string_view personality) {
+  std::string out;
+  for (const EnvVar& v : kEnvironment) {
+    if (!personality.empty() && v.personalities != "*" && !names_word(v.personalities, personality)) continue;
+    out += ".TP\n\\fB" + esc(v.name) + "\\fR\n" + esc(v.meaning) + "\n";
+  }
+  return out.empty() ? out : ".SH ENVIRONMENT\n" + out;
+}
+
 // An applet's --json outputs: each schema's name and what it holds; the
 // members are in offloadtool-json(7).
 std::string json_output(std::string_view applet) {
@@ -196,6 +261,8 @@ ManPage personality_page(const CommandDoc& root, const CommandDoc& p) {
   if (!p.footer.empty()) t += ".PP\n" + text_block(p.footer, false);
   t += ".SH OPTIONS\nOptions are spelled with one dash or two; a value follows after '=' or as the next "
        "argument.\n" + options_section(p);
+  t += llvm_release_section();
+  t += environment_section(p.name);
   t += exit_status(p.error_exit);
   t += see_also(root, p.name);
   return {p.name + ".1", std::move(t)};
@@ -219,6 +286,8 @@ ManPage offloadtool_page(const CommandDoc& root) {
   t += ".PP\nWhat the applets' \\fB\\-\\-json\\fR outputs hold, and how their schemas are named and versioned: "
        "\\fBoffloadtool\\-json\\fR(7).\n";
   t += ".SH OPTIONS\n" + options_section(root);
+  t += llvm_release_section();
+  t += environment_section("");
   t += ".SH EXIT STATUS\nThe applet's; 127 for an unknown applet.\n";
   t += see_also(root, "offloadtool", true);
   return {"offloadtool.1", std::move(t)};

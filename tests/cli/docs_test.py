@@ -15,7 +15,10 @@
     renders without a warning; every schema it documents is named
     offloadtool-<output>/<major>, is the one the --help of an applet's --json
     names, is in that applet's page (JSON OUTPUT) and in docs/json-schemas.md; and
-    `compat canonical --json` prints the schema its --help names.
+    `compat canonical --json` prints the schema its --help names;
+(f) offloadtool(1)'s ENVIRONMENT names every variable the sources read
+    (getenv); offloadtool(1) and each LLVM name's page say how the release is
+    chosen (LLVM RELEASE), naming the releases and the default --version gives.
 
 Environment: OFFLOADTOOL = the offloadtool binary, OT_SOURCE_ROOT = the source tree;
 OT_DOCS_TREE = an installed tree (an unpacked SDK tarball) whose share/ is checked
@@ -250,6 +253,49 @@ def json_checks(a_dir, applets, pages):
           '"schema": "%s"' % compat[0] in out, (out, err))
 
 
+def source_environment():
+    """The environment variables the sources read: getenv("X") calls and the
+    names given to the kpack lookup's readers (flag("X"), split_path_list("X"))."""
+    names = set()
+    for folder, _, files in os.walk(os.path.join(SRC, 'src')):
+        for f in files:
+            if f.endswith(('.cpp', '.c', '.h')):
+                with open(os.path.join(folder, f), encoding='utf-8') as fh:
+                    text = fh.read()
+                names |= set(re.findall(r'\b(?:getenv|flag|split_path_list)\("([A-Z][A-Z0-9_]+)"\)', text))
+    return names - {'PATH'}  # PATH: where programs are found, as everywhere
+
+
+def environment_checks(pages, personalities):
+    """(f) offloadtool(1) documents every variable the sources read; each page of
+    an LLVM name says how its release is chosen, naming the releases --version
+    says are supported and the build's default."""
+    top = pages.get('offloadtool.1', '')
+    env = man_text_section(top, 'ENVIRONMENT')
+    read = source_environment()
+    check('the sources read environment variables (getenv found)', len(read) >= 10, sorted(read))
+    missing = sorted(n for n in read if not has_word(env, n))
+    check('offloadtool.1 ENVIRONMENT names every variable the sources read', not missing, missing)
+    rc, out, _ = run([OT, '--version'], env=dict(os.environ, OFFLOADTOOL_LLVM=''))
+    m = re.search(r'supported: ([0-9, ]+)\)', out)
+    check('offloadtool --version names the supported releases', rc == 0 and m, out)
+    supported = m.group(1).split(', ') if m else []
+    default = re.search(r'llvm: (\d+) \(', out)
+    for name in ['offloadtool.1'] + [p + '.1' for p in personalities]:
+        section = man_text_section(pages.get(name, ''), 'LLVM RELEASE')
+        check('%s: LLVM RELEASE names the releases supported (%s)' % (name, ', '.join(supported)),
+              supported and all(has_word(section, r) for r in supported), section[:300])
+        check('%s: LLVM RELEASE names OFFLOADTOOL_LLVM and the build\'s default' % name,
+              'OFFLOADTOOL_LLVM' in section and default and
+              re.search(r"default: %s\b" % default.group(1), section), section[:600])
+
+
+def man_text_section(text, title):
+    """The lines of top-level section `title` of a rendered page, up to the next one."""
+    m = re.search(r'^%s\n(.*?)(?=^\S)' % re.escape(title), text, re.M | re.S)
+    return m.group(1) if m else ''
+
+
 def body(root):
     a_dir, b_dir, s_dir = (os.path.join(root, d) for d in ('a', 'b', 'script'))
     for d in (a_dir, b_dir):
@@ -287,6 +333,7 @@ def body(root):
     for n in applets + personalities + ['--help', '--version', 'offloadtool-json']:
         check('offloadtool.1 names %s' % n, has_word(top, n), top[:400])
     json_checks(a_dir, applets, pages)
+    environment_checks(pages, personalities)
 
     # (a) every option and subcommand of every command in its page and each completion
     bash = a['share/bash-completion/completions/offloadtool'].decode()
