@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import harness  # noqa: E402
 from harness import OT, check  # noqa: E402
 
-DEFAULT = os.environ.get('OT_BUILD_LLVM_RELEASE', '22')
+DEFAULT = os.environ.get('OT_BUILD_LLVM_RELEASE', '23')
 LLVM = {'19': '/usr/lib/llvm-19/bin', '22': '/usr/lib/llvm-22/bin',
         '23': os.path.join(harness.LLVM23_CACHE, 'llvm-23', 'bin')}  # sid's, in scripts/fetch-llvm23's chroot
 

@@ -5,7 +5,7 @@ offloadtool's clang-offload-bundler.
 offloadtool gets no setting: OFFLOADTOOL_LLVM is removed from the driver's
 environment, so the release comes from the clang that runs it (its llvm-N
 folder and libLLVM; src/cli/release.h) -- clang 19 gets 19's bytes although
-the build's default is 22. One case sets OFFLOADTOOL_LLVM instead.
+whatever the build's default. One case sets OFFLOADTOOL_LLVM instead.
 
 clang++-19 is given `-B <dir>` where <dir>/clang-offload-bundler is a symlink,
 once to LLVM 19's bundler and once to offloadtool; every product must be the
