@@ -14,6 +14,8 @@
 // or under release 19 (llvm-offload-wrapper-19) 19's <kind>_offloading_entries.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/diagnostics.h"
 #include "cli/llvm_cl.h"
 #include "cli/llvm_tools.h"
@@ -40,7 +42,8 @@ constexpr std::string_view kHostTriple =
 }  // namespace
 
 int run_llvm_offload_wrapper(const cli::Invocation& inv) {
-  auto parsed = cli::llvmcl::parse(cli::llvmcl::llvm_offload_wrapper_tool(inv.release), inv);
+  const cli::llvmcl::Tool& tool = cli::llvmcl::llvm_offload_wrapper_tool(inv.release);
+  auto parsed = cli::llvmcl::parse(tool, inv);
   if (const int* rc = std::get_if<int>(&parsed)) return *rc;
   const cli::llvmcl::Parsed& p = std::get<cli::llvmcl::Parsed>(parsed);
   return cli::run_guarded(inv.argv0, [&] {
@@ -49,7 +52,9 @@ int run_llvm_offload_wrapper(const cli::Invocation& inv) {
     o.scheme = wrap::OpenMPScheme::Llvm19;
     o.entries = target::traits(inv.release).entries;
     o.as_given = true;
-    o.relocatable = p.flag("relocatable");  // only 23's command line has it
+    // Only 23's command line has it.
+    o.relocatable = std::ranges::any_of(tool.options, [](const auto& opt) { return opt.name == "relocatable"; }) &&
+                    p.flag("relocatable");
     o.triple = p.value("triple").value_or(std::string(kHostTriple));
     // LLVM reads every input first, then checks their number, then opens the output.
     for (const std::string& path : p.positionals()) o.images.push_back({path, InputFile::open(path), ""});
