@@ -21,8 +21,9 @@ ppc64le cross compilers and qemu-user for SYCL).
    alignment, size as in 23's object, ELF and COFF); each object merged with `ld -r`
    into the host's, the section kept, then linked into a program with the
    stand-in libomptarget (wrap_omp_stub_runtime.c): the same registration.
-4. COFF (x86_64-pc-windows-msvc): the sections of ours and of 23's compiled module,
-   for HIP, CUDA, SYCL and OpenMP --relocatable, as wrap-objects compares 19's.
+4. COFF (x86_64-pc-windows-msvc and x86_64-w64-windows-gnu): the sections of ours and of
+   23's compiled module for HIP, CUDA, SYCL and OpenMP --relocatable, as wrap-objects compares
+   19's, and the characteristics of the image and structor sections.
 The command line, --help, --version and the errors are llvm-cl-23's."""
 import os
 import re
@@ -44,7 +45,7 @@ HOST_LLD = "/usr/lib/llvm-19/bin/ld.lld"  # gcc links here, with the host's file
 NEEDS = [WRAPPER23, CLANG23, HOST_LLD] + [f"{B23}/{t}" for t in (
     "llvm-offload-binary", "clang-offload-bundler", "llvm-readelf", "llvm-readobj")] + [
     t for _, cc, runner, _ in ARCHES for t in (cc, runner) if t]
-WINDOWS = "x86_64-pc-windows-msvc"
+WINDOWS = ["x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"]
 # Sections the compiler adds that the wrapper objects need not have (unwind tables, address significance).
 IGNORED = {".text", ".data", ".bss", ".xdata", ".pdata", ".drectve", ".llvm_addrsig", ".eh_frame"}
 
@@ -248,17 +249,17 @@ def relocatable_cases(linkers):
 
 def coff_cases():
     cases = [("cuda", ["app.fatbin"], []), ("hip", ["app.hipfb"], []), ("sycl", ["raw.bin"], []),
-             ("openmp", ["omp.bin"], ["--relocatable"])]
-    for kind, inputs, extra in cases:
-        tag = f"coff-{kind}{'-rel' if extra else ''}"
-        o = coff_sections(ours(f"ours-{tag}", kind, WINDOWS, inputs, extra))
-        l = coff_sections(llvm23(f"llvm23-{tag}", kind, WINDOWS, inputs, extra))
+             ("sycl", ["small8.bin"], []), ("openmp", ["omp.bin"], ["--relocatable"])]
+    for (kind, inputs, extra), triple in ((c, t) for t in WINDOWS for c in cases):
+        tag = f"coff-{triple.split('-')[2]}-{kind}-{inputs[0].split('.')[0]}{'-rel' if extra else ''}"
+        o = coff_sections(ours(f"ours-{tag}", kind, triple, inputs, extra))
+        l = coff_sections(llvm23(f"llvm23-{tag}", kind, triple, inputs, extra))
         # LLVM's .rdata there holds the jump table of the CUDA/HIP registration loop's switch.
         ignored = IGNORED | ({".rdata"} if kind in ("cuda", "hip") else set())
         check(f"{tag}: the sections of 23's object", sorted(set(o) - ignored) == sorted(set(l) - ignored),
               f"ours {sorted(o)}\nLLVM {sorted(l)}")
         for name in l:
-            if name.startswith(".llvm.offloading") or name.startswith(".CRT$"):
+            if name.startswith((".llvm.offloading", ".CRT$", ".ctors", ".dtors")):
                 check(f"{tag}: {name} characteristics as in 23's object", o.get(name) == l[name],
                       f"ours {o.get(name)} LLVM {l[name]}")
 
