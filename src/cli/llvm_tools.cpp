@@ -140,6 +140,25 @@ constexpr Option kOffloadWrapper22Options[] = {
     kLibGpsize,
 };
 
+// LLVM 23 (PR #204168): --kind=sycl and --relocatable.
+constexpr EnumValue kWrapper23Kinds[] = {
+    {"openmp", "Wrap OpenMP binaries"},
+    {"cuda", "Wrap CUDA binaries"},
+    {"hip", "Wrap HIP binaries"},
+    {"sycl", "Wrap SYCL binaries"},
+};
+
+constexpr Option kOffloadWrapper23WithNoWarn[] = {
+    {.name = "kind", .kind = Kind::Enum, .help = "Wrap for offload kind:", .required = true, .values = kWrapper23Kinds},
+    {.name = "o", .kind = Kind::String, .value_name = "file", .help = "Write output to <file>."},
+    {.name = "relocatable", .kind = Kind::Flag, .help = "Wrap for a relocatable offloading application (OpenMP only)"},
+    {.name = "triple", .kind = Kind::String, .help = "Target triple for the wrapper module"},
+    kHelpAlias,
+    kLibW,
+    kLibNoWarn,
+    kLibGpsize,
+};
+
 constexpr std::string_view kOffloadWrapperOverview = "Generate runtime registration code for a device binary image\n";
 // LLVM's help speaks of a "wrapper module": say once that this one is an object.
 constexpr std::string_view kOffloadWrapperNote =
@@ -165,7 +184,7 @@ constexpr std::array<Option, N - 2> without_no_warn(const Option (&options)[N]) 
 }
 constexpr auto kBundler23Options = without_no_warn(kBundler19Options);
 constexpr auto kPackager23Options = without_no_warn(kPackager22Options);
-constexpr auto kOffloadWrapper23Options = without_no_warn(kOffloadWrapper22Options);
+constexpr auto kOffloadWrapper23Options = without_no_warn(kOffloadWrapper23WithNoWarn);
 constexpr Tool with_options(Tool tool, std::span<const Option> options) {
   tool.options = options;
   return tool;
@@ -247,7 +266,7 @@ constexpr Tool kLlvmOffloadWrapper{
     .extra_help = kOffloadWrapperNote,
 };
 constinit const Tool kLlvmOffloadWrapper22 = kLlvmOffloadWrapper;
-// 23 adds --kind=sycl and --relocatable (not here yet: refused as 22 refuses them).
+// 23 adds --kind=sycl and --relocatable.
 constinit const Tool kLlvmOffloadWrapper23 = with_options(
     as_release(kLlvmOffloadWrapper, Dialect::Llvm23, "Debian LLVM version 23.1.4\n  Optimized build."),
     kOffloadWrapper23Options);

@@ -170,6 +170,13 @@ class X64 {
     a_.u32le(imm);
   }
   void xor32(std::uint8_t r) { rr(0x31, false, r, r); }
+  // r = v: mov $v, %r32 (zero-extends) when it fits, else movabs $v, %r.
+  void mov64_imm(std::uint8_t r, std::uint64_t v) {
+    if (v <= 0xffffffffu) return mov32_imm(r, static_cast<std::uint32_t>(v));
+    rex(true, 0, r);
+    a_.u8(static_cast<std::uint8_t>(0xb8 | (r & 7)));
+    a_.u32le(static_cast<std::uint32_t>(v)), a_.u32le(static_cast<std::uint32_t>(v >> 32));
+  }
   // Branches always take a 32-bit displacement (fixup kind 0 = rel32 ending at the field).
   void jcc(std::uint8_t cc, int label) {
     a_.bytes({0x0f, static_cast<std::uint8_t>(0x80 | cc)});
@@ -218,6 +225,9 @@ constexpr std::uint8_t CC_E = 0x4, CC_NE = 0x5;
 //                        mov  %rax, handle(%rip)      # PC32 handle-4
 //   CallWithHandle:      mov  %rbx, a0 ; call callee
 //   CallWithLoaded:      mov  handle(%rip), a0 ; call callee
+//   CallWithAddressAndValue: lea sym(%rip), a0
+//                        mov  $value, a1d              # movabs $value, a1 above 32 bits (a1 = %rsi / %rdx)
+//                        call callee
 void x64_straight(Asm& a, bool coff, std::span<const Step> steps) {
   X64 x(a, coff);
   const std::uint8_t a0 = coff ? RCX : RDI;
@@ -256,6 +266,11 @@ void x64_straight(Asm& a, bool coff, std::span<const Step> steps) {
         break;
       case StepKind::CallWithLoaded:
         x.load_rip(a0, s.operand);
+        x.call(s.callee);
+        break;
+      case StepKind::CallWithAddressAndValue:
+        x.lea_rip(a0, s.operand);
+        x.mov64_imm(coff ? RDX : RSI, s.value);
         x.call(s.callee);
         break;
     }
@@ -485,6 +500,13 @@ class A64 {
   void mov_w(std::uint32_t rd, std::uint32_t rm) { ins(0x2a0003e0 | rm << 16 | rd); }
   void movz_w(std::uint32_t rd, std::uint32_t v) { ins(0x52800000 | v << 5 | rd); }
   void movn_w(std::uint32_t rd, std::uint32_t v) { ins(0x12800000 | v << 5 | rd); }
+  // rd = v: movz of the low half-word, movk of every other non-zero one.
+  void mov_imm64(std::uint32_t rd, std::uint64_t v) {
+    ins(0xd2800000 | static_cast<std::uint32_t>(v & 0xffff) << 5 | rd);  // movz xd, #v
+    for (std::uint32_t hw = 1; hw < 4; ++hw)
+      if (std::uint32_t part = static_cast<std::uint32_t>(v >> (16 * hw)) & 0xffff; part != 0)
+        ins(0xf2800000 | hw << 21 | part << 5 | rd);  // movk xd, #part, lsl #16*hw
+  }
   void ubfx_w(std::uint32_t rd, std::uint32_t rn, std::uint32_t lsb, std::uint32_t width) {
     ins(0x53000000 | lsb << 16 | (lsb + width - 1) << 10 | rn << 5 | rd);
   }
@@ -540,6 +562,9 @@ constexpr std::uint32_t COND_EQ = 0, COND_NE = 1;
 //                        str  x0, [x8, :lo12:handle]   # R_AARCH64_LDST64_ABS_LO12_NC
 //   CallWithHandle:      mov  x0, x19 ; bl callee
 //   CallWithLoaded:      adrp x8, handle ; ldr x0, [x8, :lo12:handle] ; bl callee
+//   CallWithAddressAndValue: adrp x0, sym ; add x0, x0, :lo12:sym
+//                        movz x1, #value[15:0] ; movk x1, #value[16k+15:16k], lsl #16k (non-zero parts)
+//                        bl   callee
 //     ldr  x19, [sp, #16]
 //     ldp  x29, x30, [sp], #32
 //     ret
@@ -578,6 +603,11 @@ void a64_straight(Asm& a, std::span<const Step> steps) {
       case StepKind::CallWithLoaded:
         m.adrp(8, s.operand);
         m.ldr_lo12(0, 8, s.operand, R_AARCH64_LDST64_ABS_LO12_NC);
+        m.bl(s.callee);
+        break;
+      case StepKind::CallWithAddressAndValue:
+        m.addr(0, s.operand);
+        m.mov_imm64(1, s.value);
         m.bl(s.callee);
         break;
     }
@@ -743,6 +773,25 @@ class Ppc {
   void stdu(std::uint32_t rs, std::uint32_t ra, std::int32_t disp) { dform(62, rs, ra, (disp & ~3) | 1); }
   void lwz(std::uint32_t rt, std::uint32_t ra, std::int32_t disp) { dform(32, rt, ra, disp); }
   void lhz(std::uint32_t rt, std::uint32_t ra, std::int32_t disp) { dform(40, rt, ra, disp); }
+  void ori(std::uint32_t ra, std::uint32_t rs, std::uint32_t v) { ins(24u << 26 | rs << 21 | ra << 16 | (v & 0xffff)); }
+  void oris(std::uint32_t ra, std::uint32_t rs, std::uint32_t v) { ins(25u << 26 | rs << 21 | ra << 16 | (v & 0xffff)); }
+  void sldi32(std::uint32_t ra, std::uint32_t rs) {  // rldicr ra, rs, 32, 31
+    ins(30u << 26 | rs << 21 | ra << 16 | 31u << 6 | 1u << 2 | 1u << 1);
+  }
+  // rt = v: lis + ori below 2^31 (lis sign-extends), else lis, ori, sldi 32, oris, ori.
+  void li64(std::uint32_t rt, std::uint64_t v) {
+    auto part = [&](int k) { return static_cast<std::uint32_t>(v >> (16 * k)) & 0xffff; };
+    if (v < 0x80000000u) {
+      addis(rt, 0, static_cast<std::int16_t>(part(1)));
+      ori(rt, rt, part(0));
+      return;
+    }
+    addis(rt, 0, static_cast<std::int16_t>(part(3)));
+    ori(rt, rt, part(2));
+    sldi32(rt, rt);
+    oris(rt, rt, part(1));
+    ori(rt, rt, part(0));
+  }
   void mr(std::uint32_t ra, std::uint32_t rs) { ins(31u << 26 | rs << 21 | ra << 16 | rs << 11 | 444 << 1); }
   void mflr(std::uint32_t rt) { ins(0x7c0802a6 | rt << 21); }
   void mtlr(std::uint32_t rs) { ins(0x7c0803a6 | rs << 21); }
@@ -831,6 +880,11 @@ constexpr std::uint8_t kPpcLocalEntry8 = 3 << 5;
 //                        addis r4, r2, handle@toc@ha ; std r3, handle@toc@l(r4)    # TOC16_LO_DS
 //   CallWithHandle:      mr r3, r31 ; bl callee ; nop
 //   CallWithLoaded:      addis r3, r2, handle@toc@ha ; ld r3, handle@toc@l(r3) ; bl callee ; nop
+//   CallWithAddressAndValue: <address of sym in r3>
+//                        lis r4, value@h ; ori r4, r4, value@l       # value < 2^31; else
+//                        (lis r4, value@highest ; ori r4, r4, value@higher ; sldi r4, r4, 32 ;
+//                         oris r4, r4, value@h ; ori r4, r4, value@l)
+//                        bl callee ; nop
 //     addi  r1, r1, 48
 //     ld    r0, 16(r1)
 //     ld    r31, -8(r1)
@@ -879,6 +933,11 @@ void ppc_straight(Asm& a, std::uint32_t toc, std::span<const Step> steps) {
       case StepKind::CallWithLoaded:
         p.addis_toc_ha(3, s.operand);
         p.ld_toc_lo(3, 3, s.operand);
+        p.bl(s.callee);
+        break;
+      case StepKind::CallWithAddressAndValue:
+        p.addr(3, s.operand);
+        p.li64(4, s.value);
         p.bl(s.callee);
         break;
     }

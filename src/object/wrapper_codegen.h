@@ -4,8 +4,8 @@
 // in wrapper_codegen.cpp next to its assembly.
 //
 // Two shapes of function cover everything the wrapper needs:
-//   - a straight-line function made of Steps (the OpenMP descriptor_reg/unreg
-//     and the CUDA/HIP fatbin_reg/unreg functions);
+//   - a straight-line function made of Steps (the OpenMP descriptor_reg/unreg,
+//     the CUDA/HIP fatbin_reg/unreg and the SYCL descriptor_reg/unreg functions);
 //   - the CUDA/HIP "globals_reg" loop over an offload-entry table.
 // All code is position independent: data is reached PC- or TOC-relative,
 // calls go through the PLT, and a weak function is tested through the GOT
@@ -32,6 +32,7 @@ enum class StepKind : std::uint8_t {
   CallSaveHandle,       // h = callee(&operand); operand2 = h   (operand2: a pointer-sized variable)
   CallWithHandle,       // callee(h)
   CallWithLoaded,       // callee(*operand)                      (operand: a pointer-sized variable)
+  CallWithAddressAndValue,  // callee(&operand, value)             (value: a 64-bit integer)
 };
 
 struct Step {
@@ -39,6 +40,7 @@ struct Step {
   std::uint32_t callee;        // symbol index
   std::uint32_t operand = 0;   // symbol index
   std::uint32_t operand2 = 0;  // symbol index (CallSaveHandle)
+  std::uint64_t value = 0;     // CallWithAddressAndValue's second argument
 };
 
 // Byte offsets inside one offload entry, and the entry's size.

@@ -30,7 +30,8 @@ Kind parse_kind(std::string_view name) {
   if (name == "openmp") return Kind::OpenMP;
   if (name == "cuda") return Kind::Cuda;
   if (name == "hip") return Kind::Hip;
-  fail("", "unknown offload kind '{}' (expected openmp, cuda or hip)", name);
+  if (name == "sycl") return Kind::Sycl;
+  fail("", "unknown offload kind '{}' (expected openmp, cuda, hip or sycl)", name);
 }
 
 HostTarget host_target(const std::string& triple) {
@@ -277,7 +278,8 @@ RelocatableObject build_openmp(const Options& o, const HostTarget& t) {
   // LLVM 14 gives raw images no alignment; libomptarget's ELF reader rejects
   // an image that lands on an odd address, so each one is 16-aligned here.
   const std::uint32_t imgsec = v14 ? b.section(t.coff ? ".rdata" : ".rodata", SectionKind::ReadOnly, 16)
-                                   : b.section(".llvm.offloading", SectionKind::Offloading, 8);
+                                   : b.section(o.relocatable ? ".llvm.offloading.relocatable" : ".llvm.offloading",
+                                               SectionKind::Offloading, 8);
   struct Placed {
     std::uint32_t sym;  // the embedded image (or OffloadBinary) symbol
     std::uint64_t begin, end;  // the raw image, relative to that symbol
@@ -523,6 +525,38 @@ RelocatableObject build_fatbin(const Options& o, const HostTarget& t) {
   return std::move(b.obj());
 }
 
+// ---------------------------------------------------------------------------
+// SYCL (LLVM 23's module, compiled): the first input embedded whole (aligned
+// as LLVM aligns a global without an alignment), registered by its address and size from priority-1 structors.
+// ---------------------------------------------------------------------------
+RelocatableObject build_sycl(const Options& o, const HostTarget& t) {
+  Builder b(t, "offload.wrapper.module");
+  const std::uint32_t text = b.section(".text.startup", SectionKind::Code, 16);
+  const Image& img = o.images[0];
+  const std::uint64_t size = img.file->size();
+  // The global has no alignment of its own: LLVM's DataLayout gives an
+  // initialised one larger than 16 bytes 16, a smaller one its type's
+  // preferred alignment ([N x i8]: i8's, 4 on AArch64 ("i8:8:32"), else 1).
+  const std::uint64_t small = t.arch == object::CodeArch::AArch64 ? 4 : 1;
+  const std::uint32_t sec = b.section(".llvm.offloading", SectionKind::Offloading, size > 16 ? 16 : small);
+  b.append(sec, Chunk::of_file(img.file, 0, size));
+  const std::uint32_t image = b.local(".sycl_offloading.binary", sec, 0, size);
+
+  object::CodeEmitter code(b.obj(), text, {t.arch, t.coff});
+  const std::uint32_t reg = b.function("sycl.descriptor_reg");
+  const std::uint32_t unreg = b.function("sycl.descriptor_unreg");
+  const Step reg_steps[] = {{StepKind::CallWithAddressAndValue, b.undefined("__sycl_register_lib"), image, 0, size}};
+  code.straight_function(reg, reg_steps);
+  const Step unreg_steps[] = {
+      {StepKind::CallWithAddressAndValue, b.undefined("__sycl_unregister_lib"), image, 0, size}};
+  code.straight_function(unreg, unreg_steps);
+
+  structor(b, true, 1, reg);
+  structor(b, false, 1, unreg);
+  finish_sections(b, {});
+  return std::move(b.obj());
+}
+
 void validate(const Options& o) {
   if (o.images.empty()) fail("", "no device images to wrap");
   std::size_t with_arch = 0;
@@ -540,7 +574,9 @@ void validate(const Options& o) {
 object::ObjectBytes build_wrapper(const Options& o) {
   const HostTarget t = host_target(o.triple);
   validate(o);
-  RelocatableObject obj = o.kind == Kind::OpenMP ? build_openmp(o, t) : build_fatbin(o, t);
+  RelocatableObject obj = o.kind == Kind::OpenMP ? build_openmp(o, t)
+                          : o.kind == Kind::Sycl ? build_sycl(o, t)
+                                                 : build_fatbin(o, t);
   if (t.coff) return object::write_coff(obj, object::kCoffMachineAmd64);
   return object::write_elf(obj, object::ElfTarget{true, false, t.elf_machine, t.elf_flags, true});
 }

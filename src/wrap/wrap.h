@@ -22,6 +22,13 @@
 //   as_given (llvm-offload-wrapper 22): every input embedded byte for byte;
 //     OpenMP image = the inner image of an OffloadBinary, else the whole input;
 //     CUDA/HIP: the one input is the fat binary; empty inputs are accepted.
+//   SYCL (llvm-offload-wrapper 23): the first input, whatever it holds, as
+//     .sycl_offloading.binary in .llvm.offloading (aligned as LLVM aligns a
+//     global without an alignment: 16 above 16 bytes), a priority-1
+//     constructor calling __sycl_register_lib(image, size) and a priority-1
+//     destructor calling __sycl_unregister_lib(image, size); no entry table.
+//   relocatable (llvm-offload-wrapper 23 --relocatable): OpenMP images go to
+//     .llvm.offloading.relocatable instead; the other kinds ignore it.
 #pragma once
 
 #include <cstdint>
@@ -36,10 +43,10 @@
 
 namespace ot::wrap {
 
-enum class Kind : std::uint8_t { OpenMP, Cuda, Hip };
+enum class Kind : std::uint8_t { OpenMP, Cuda, Hip, Sycl };
 enum class OpenMPScheme : std::uint8_t { Llvm14, Llvm19 };
 
-// "openmp" / "cuda" / "hip"; throws ot::Error naming the valid kinds otherwise.
+// "openmp" / "cuda" / "hip" / "sycl"; throws ot::Error naming the valid kinds otherwise.
 Kind parse_kind(std::string_view name);
 
 // What the host triple selects: object format, code generator, ELF machine.
@@ -71,6 +78,8 @@ struct Options {
   // llvm-offload-wrapper: inputs embedded as given (no OffloadBinary framing of
   // raw images, no HIP bundling, empty inputs accepted); see the top of this file.
   bool as_given = false;
+  // llvm-offload-wrapper 23 --relocatable: OpenMP images in .llvm.offloading.relocatable.
+  bool relocatable = false;
   std::vector<Image> images;
   // HIP only, when `images` are device code objects rather than one ready
   // offload bundle: the bundle is built here (align 4096, as clang-linker-wrapper

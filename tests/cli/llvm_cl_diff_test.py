@@ -15,7 +15,7 @@ its new name, llvm-offload-binary). Prints "N passed, M failed"; exit 0 all
 passed, 1 any failure or an LLVM tool (the release's bundler and packager,
 14's wrapper, 22's llvm-offload-wrapper) not installed. llvm-offload-wrapper
 is new in LLVM 22: it is compared with 22's, offloadtool impersonating 22 for
-it whatever the suite's release.
+it, in the suites of 19 and 22; with 23's (--kind=sycl, --relocatable) in 23's.
 """
 
 import os
@@ -30,13 +30,14 @@ REAL = {
     "clang-offload-bundler": harness.LLVM_BUNDLER,
     "clang-offload-packager": harness.LLVM_PACKAGER,
     "clang-offload-wrapper": harness.LLVM14_WRAPPER,
-    "llvm-offload-wrapper": "/usr/lib/llvm-22/bin/llvm-offload-wrapper",
+    "llvm-offload-wrapper": (harness.llvm("llvm-offload-wrapper") if harness.RELEASE == "23"
+                             else "/usr/lib/llvm-22/bin/llvm-offload-wrapper"),
 }
 R22 = harness.RELEASE in ("22", "23")  # 22 and 23 (a DenseMap of options, hashed by each one's hash_value)
 if R22:  # clang-offload-packager is a deprecated link to it in 22
     REAL["llvm-offload-binary"] = harness.llvm("llvm-offload-binary")
 # The release offloadtool impersonates for a tool, where it is not the suite's.
-TOOL_RELEASE = {"llvm-offload-wrapper": "22"}
+TOOL_RELEASE = {"llvm-offload-wrapper": "23" if harness.RELEASE == "23" else "22"}
 SENTINEL = "-zz-not-an-option"
 # The one deliberate difference: a note after the wrapper's help texts (Tool::extra_help).
 EXTRA_HELP = {
@@ -57,7 +58,7 @@ VISIBLE = {
         "verbose"],
     "clang-offload-packager": GENERIC + ["archive", "image", "o"],
     "clang-offload-wrapper": GENERIC + ["o", "target"],
-    "llvm-offload-wrapper": GENERIC + ["kind", "o", "triple"],
+    "llvm-offload-wrapper": GENERIC + ["kind", "o", "triple"] + (["relocatable"] if harness.RELEASE == "23" else []),
 }
 
 
@@ -262,7 +263,15 @@ def vectors():
                  ["--kind=openmp", "-h"], ["--kind=openmp", "nonexist"], ["--kind=cuda", "a", "b"],
                  ["--kind=hip", "nonexist", "w.img"], ["--kind=hip", "-o", "never.o", "w.img", "w.img"],
                  ["--kind=cuda", "-o", "never.o", "w.img", "nonexist"], ["--kind=openmp", "w.img"],
-                 ["--kind=cuda", "w.img"], ["--kind=openmp", "-o", "", "w.img"], ["--kind=hip", "--", "-o"]):
+                 ["--kind=cuda", "w.img"], ["--kind=openmp", "-o", "", "w.img"], ["--kind=hip", "--", "-o"],
+                 # 23's --kind=sycl and --relocatable (22: unknown; the llvm-cl-22 run checks that)
+                 ["--kind=sycl", "w.img"], ["--kind=sycl", "-o", "never.o", "w.img", "nonexist"],
+                 ["--kind=sycl", "nonexist", "w.img"], ["--kind=SYCL", "x"], ["--kind=syc", "x"],
+                 ["--relocatable", "x"], ["--kind=openmp", "--relocatable", "w.img"],
+                 ["--kind=openmp", "--relocatable=x", "w.img"], ["--kind=openmp", "--relocatable=", SENTINEL],
+                 ["--kind=openmp", "--relocatable=0", SENTINEL], ["--kind=openmp", "--relocatabl", "w.img"],
+                 ["--kind=hip", "--relocatable", "-o", "never.o", "w.img", "w.img"], ["-relocatable", SENTINEL],
+                 ["--relocatable", "--relocatable", "--kind=sycl", SENTINEL], ["--kind=sycl", "-o"]):
         v.append((O, args))
 
     # Response files.

@@ -358,12 +358,14 @@ def outcome(argv, cwd=None, text=True, **kw):
     return r.returncode, r.stdout, r.stderr
 
 
-def gcc_linkers(folder):
+def gcc_linkers(folder, lld=None):
     """The linkers gcc (cross compilers too) can link with: [(name, flags)] for
-    GNU ld and for LLVM 19's lld, which it finds as <folder>/lld-bin/ld.lld."""
+    GNU ld and for lld (`lld`, by default the suite release's: a suite of release
+    23, whose lld runs in the chroot, gives the host's), which it finds as
+    <folder>/lld-bin/ld.lld."""
     lld_dir = os.path.join(folder, 'lld-bin')
     os.makedirs(lld_dir)
-    os.symlink(LLD, os.path.join(lld_dir, 'ld.lld'))
+    os.symlink(lld or LLD, os.path.join(lld_dir, 'ld.lld'))
     return [('ld', []), ('lld', ['-fuse-ld=lld', '-B' + lld_dir])]
 
 

@@ -112,6 +112,38 @@ TEST_CASE("ppc64le straight-line stub equals llvm-mc's bytes") {
   CHECK(f.obj.symbols[f.fn].elf_other_flags == 0x60);  // local entry 8 bytes in
 }
 
+// SYCL's descriptor_reg/unreg: callee(&sym, size), a size that fits 32 bits and one that does not.
+TEST_CASE("CallWithAddressAndValue equals llvm-mc's bytes on every architecture") {
+  struct Case {
+    CodeArch arch;
+    bool coff;
+    std::uint64_t small, large;
+    const char* hex;
+  };
+  const Case cases[] = {
+      {CodeArch::X86_64, false, 0x1234, 0x123456789a,
+       "53488d3d00000000be34120000e800000000488d3d0000000048be9a78563412000000e8000000005bc3"},
+      {CodeArch::X86_64, true, 0x1234, 0x123456789a,
+       "534883ec20488d0d00000000ba34120000e800000000488d0d0000000048ba9a78563412000000e8000000004883c4205bc3"},
+      {CodeArch::AArch64, false, 0x1234, 0x123456789a,
+       "fd7bbea9fd030091f30b00f90000009000000091814682d200000094000000900000009141138fd2c18aa6f24102c0f200000094"
+       "f30b40f9fd7bc2a8c0035fd6"},
+      {CodeArch::Ppc64le, false, 0x12345, 0x123456789abcde,
+       "00004c3c00004238a602087cf8ffe1fb100001f8d1ff21f8180041f80000623c000063380100803c452384600100004800000060"
+       "0000623c000063381200803c56348460c60784789a788464debc8460010000480000006030002138100001e8f8ffe1eba603087c"
+       "2000804e"},
+  };
+  for (const Case& c : cases) {
+    Fixture f;
+    CodeEmitter e(f.obj, f.text, {c.arch, c.coff});
+    const Step steps[] = {{StepKind::CallWithAddressAndValue, f.reg, f.desc, 0, c.small},
+                          {StepKind::CallWithAddressAndValue, f.reg, f.desc, 0, c.large}};
+    e.straight_function(f.fn, steps);
+    CAPTURE(static_cast<int>(c.arch));
+    CHECK(f.hex() == c.hex);
+  }
+}
+
 TEST_CASE("the registration loop needs its function and variable callees") {
   Fixture f;
   CodeEmitter e(f.obj, f.text, {CodeArch::X86_64, false});

@@ -55,7 +55,9 @@ TEST_CASE("host triples select the format and code generator") {
                        "'riscv64-unknown-linux-gnu': no wrapper code generator for this host (supported: x86_64 ELF "
                        "and COFF, aarch64 ELF, powerpc64le ELF)",
                        Error);
-  CHECK_THROWS_WITH_AS(wrap::parse_kind("sycl"), "unknown offload kind 'sycl' (expected openmp, cuda or hip)", Error);
+  CHECK(wrap::parse_kind("sycl") == wrap::Kind::Sycl);
+  CHECK_THROWS_WITH_AS(wrap::parse_kind("SYCL"), "unknown offload kind 'SYCL' (expected openmp, cuda, hip or sycl)",
+                       Error);
 }
 
 TEST_CASE("bad inputs are refused before anything is laid out") {
