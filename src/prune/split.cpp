@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "compress/ccob.h"
 #include "formats/bundle_binary.h"
@@ -37,7 +38,8 @@ constexpr std::uint64_t kCopyThreshold = 16u << 10;
 struct CodeObject {
   std::string id;    // the bundle entry ID
   std::string arch;  // what follows its last "--" (AMD's extract_architecture_from_target)
-  std::string key;   // the TOC binary key, "<kernel_name>#<n>"
+  std::string key;   // the TOC binary key, "<kernel_name>#<i>", i the record registering its bundle
+  std::uint64_t bundle = 0;  // the bundle of .hip_fatbin it is in
   // Its bytes: a range of the input file (a plain bundle's entry), or owned (from a CCOB).
   std::shared_ptr<InputFile> in;
   std::uint64_t off = 0, size = 0;
@@ -62,10 +64,10 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> hip_fatbin(const InputFil
 
 // The code objects of .hip_fatbin (at `off`, `size` bytes of `in`), in order:
 // every bundle's non-host entries, a CCOB's decompressed (its hash checked).
-// Each gets its key: `kernel_name`#n, n counting its architecture's code
-// objects in this order (AMD's co_index on the split side).
+// Each is keyed later, per record (Splitter::file). `bundles` gets the
+// bundles' offsets in .hip_fatbin; CodeObject::bundle is the bundle's number.
 std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::uint64_t off, std::uint64_t size,
-                                     const std::string& kernel_name, const std::string& file) {
+                                     const std::string& file, std::vector<std::uint64_t>& bundles) {
   if (off > in->bytes().size() || size > in->bytes().size() - off)
     fail_at({file, off}, ".hip_fatbin (0x{:x} bytes) extends past the end of the file", size);
   Bytes blob = in->bytes().subspan(off, size);
@@ -73,9 +75,11 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
   std::vector<formats::BundleSpan> spans = rebase_errors(off, [&] { return formats::split_bundles(source, file); });
   if (spans.empty()) fail_at({file, off}, ".hip_fatbin does not start with an offload bundle");
   std::vector<CodeObject> out;
-  std::map<std::string, std::uint64_t> next;  // arch -> its next index
   for (const formats::BundleSpan& span : spans) {
     const std::uint64_t at = off + span.offset;
+    const std::uint64_t b = bundles.size();
+    bundles.push_back(span.offset);
+    std::set<std::string> arches;
     std::vector<formats::BundleEntry> entries = span.entries;
     std::shared_ptr<std::vector<std::byte>> plain;
     std::uint64_t base = at;  // of the entries' offsets: in the file, or in `plain`
@@ -99,7 +103,9 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
       co.arch = e.id.substr(dash + 2);
       if (co.arch.find('/') != std::string::npos || co.arch.find('\0') != std::string::npos)
         fail_at({file, at}, "bundle entry '{}' has a target ID that cannot name a file", e.id);
-      co.key = fmt::format("{}#{}", kernel_name, next[co.arch]++);
+      if (!arches.insert(co.arch).second)
+        fail_at({file, at}, "bundle {} holds two code objects for {}: the archive could key one only", b, co.arch);
+      co.bundle = b;
       co.off = base + e.offset;
       co.size = e.size;
       if (plain) {
@@ -129,7 +135,8 @@ class Splitter {
     std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin = hip_fatbin(in, file);
     if (!fatbin) return false;
     std::shared_ptr<InputFile> held = InputFile::open(file);  // the code objects' bytes outlive the call
-    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, relative, file);
+    std::vector<std::uint64_t> bundles;
+    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, file, bundles);
     formats::KpackRef ref;
     std::string up;
     for (char c : relative)
@@ -137,9 +144,33 @@ class Splitter {
     ref.search_paths.push_back(fmt::format("{}.kpack/{}_{}.kpack", up, o_.name, formats::kGfxArchPlaceholder));
     ref.kernel_name = relative;
     const std::vector<std::byte> marker = formats::write_kpack_ref(ref);
-    SplitFile f{relative, kpack_linked_elf(in, marker, file, sink), cos.size()};
+    SplitFile f{relative, kpack_linked_elf(in, marker, bundles, file, sink), 0};
+    // Record i's code objects under "#i": AMD's splitter counts each
+    // architecture's code objects instead (co_index), which is i only where
+    // each record registers its own bundle, in order, and every bundle holds
+    // every architecture (reference §6.2); under -fgpu-rdc two records
+    // register one bundle, and the second's code objects were not found.
+    std::vector<bool> registered(bundles.size());
+    for (std::size_t i = 0; i < f.elf.record_bundles.size(); ++i) {
+      const std::uint64_t b = f.elf.record_bundles[i];
+      registered[b] = true;
+      for (const CodeObject& co : cos) {
+        if (co.bundle != b) continue;
+        CodeObject k = co;
+        k.key = fmt::format("{}#{}", relative, i);
+        by_arch_[k.arch].push_back(std::move(k));
+        ++f.code_objects;
+      }
+      if (i != b)
+        f.elf.notes.push_back(fmt::format("record {} registers bundle {}: its code objects are keyed #{} (AMD's "
+                                          "splitter counts per architecture, and its key #{} would name another "
+                                          "bundle or none)", i, b, i, i));
+    }
+    for (std::size_t b = 0; b < bundles.size(); ++b)
+      if (!registered[b])
+        f.elf.notes.push_back(fmt::format("bundle {} of .hip_fatbin is registered by no record: its code objects "
+                                          "are left out", b));
     report_.files.push_back(std::move(f));
-    for (CodeObject& co : cos) by_arch_[co.arch].push_back(std::move(co));
     return true;
   }
 
