@@ -201,7 +201,7 @@ def readers_said(path):
 
 # --- one case ------------------------------------------------------------------
 
-def check_split(name, folder, original, split_path, rel, kind, root, problems):
+def check_split(label, folder, original, split_path, rel, kind, root, problems, name='k'):
     """The reference's rules on one split binary; appends what is wrong to problems."""
     def expect(ok, what):
         if not ok:
@@ -209,7 +209,7 @@ def check_split(name, folder, original, split_path, rel, kind, root, problems):
     data, out = read(original), read(split_path)
     e, o = parse(data), parse(out)
     depth = rel.count('/')
-    marker = msgpack.packb({'kpack_search_paths': ['../' * depth + '.kpack/k_@GFXARCH@.kpack'], 'kernel_name': rel},
+    marker = msgpack.packb({'kpack_search_paths': ['../' * depth + '.kpack/%s_@GFXARCH@.kpack' % name], 'kernel_name': rel},
                            use_bin_type=True)
     # The marker.
     ref = sec(o, '.rocm_kpack_ref')
@@ -312,16 +312,16 @@ def check_split(name, folder, original, split_path, rel, kind, root, problems):
     return want
 
 
-def check_archives(out_dir, want, problems, zstd=False):
+def check_archives(out_dir, want, problems, zstd=False, name='k'):
     got = {}
     kdir = os.path.join(out_dir, '.kpack')
     names = sorted(os.listdir(kdir))
     arches = sorted(set(a for _, a in want))
-    if names != sorted('k_%s.kpack' % a for a in arches):
+    if names != sorted('%s_%s.kpack' % (name, a) for a in arches):
         problems.append('archives %r for %r' % (names, arches))
     for n in names:
         data = read(os.path.join(kdir, n))
-        arch = n[2:-6]
+        arch = n[len(name) + 1:-6]
         # AMD's kpack_open: magic, version, TOC offset inside the file, a map.
         if data[:4] != b'KPAK' or struct.unpack_from('<I', data, 4)[0] != 1:
             problems.append('%s: header %r' % (n, data[:16]))
@@ -336,7 +336,7 @@ def check_archives(out_dir, want, problems, zstd=False):
             continue
         head = {k: t.get(k) for k in ('format_version', 'group_name', 'gfx_arch_family', 'gfx_arches',
                                        'compression_scheme')}
-        want_head = {'format_version': 1, 'group_name': 'k', 'gfx_arch_family': arch, 'gfx_arches': [arch],
+        want_head = {'format_version': 1, 'group_name': name, 'gfx_arch_family': arch, 'gfx_arches': [arch],
                      'compression_scheme': 'zstd-per-kernel' if zstd else 'none'}
         if head != want_head:
             problems.append('%s: TOC head %r' % (n, head))
