@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -23,6 +24,7 @@
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "target/target_id.h"
 
 namespace ot::prune {
 namespace {
@@ -174,9 +176,66 @@ class Splitter {
     return true;
   }
 
+  // No stub archives (reference §6.1): the HIP runtime tries an archive of
+  // a more specific target ID first (gfx90a:xnack- before gfx90a on an
+  // xnack-off gfx90a), and before rocm-systems #9953 fails at once when that
+  // archive lacks a binary's key. Where one binary of the input has code for
+  // gfx90a:xnack- and another only for gfx90a, AMD's splitter writes a
+  // gfx90a:xnack- archive without the second: split adds to each archive,
+  // for every key it lacks, the code object of the most specific archive of
+  // the same processor whose features are a subset of its own (code for
+  // gfx90a loads on every gfx90a), under its own architecture key.
+  void complete_specific_archives() {
+    struct Parsed {
+      std::string processor;
+      target::FeatureMap features;
+    };
+    std::map<std::string, Parsed> parsed;
+    for (const auto& [arch, cos] : by_arch_) {
+      Parsed p;
+      std::optional<std::string> proc = target::parse_target_id_format(arch, &p.features);
+      if (!proc) continue;  // not a target ID: stands alone
+      p.processor = *proc;
+      parsed[arch] = std::move(p);
+    }
+    auto subset = [](const target::FeatureMap& a, const target::FeatureMap& b) {  // a strictly inside b
+      if (a.size() >= b.size()) return false;
+      return std::ranges::all_of(a, [&](const auto& f) {
+        auto it = b.find(f.first);
+        return it != b.end() && it->second == f.second;
+      });
+    };
+    std::map<std::string, std::vector<CodeObject>> added;
+    for (const auto& [arch, p] : parsed) {
+      // The donors, most specific first (the loader's order), then by name.
+      std::vector<std::string> donors;
+      for (const auto& [other, q] : parsed)
+        if (q.processor == p.processor && subset(q.features, p.features)) donors.push_back(other);
+      std::ranges::stable_sort(donors, [&](const std::string& x, const std::string& y) {
+        return parsed[x].features.size() > parsed[y].features.size();
+      });
+      std::set<std::string> keys;
+      for (const CodeObject& co : by_arch_[arch]) keys.insert(co.key);
+      for (const std::string& d : donors)
+        for (const CodeObject& co : by_arch_[d])
+          if (keys.insert(co.key).second) {
+            CodeObject c = co;
+            c.arch = arch;
+            added[arch].push_back(std::move(c));
+          }
+    }
+    for (auto& [arch, cos] : added) {
+      report_.notes.push_back(fmt::format("archive {}_{}.kpack also holds {} code objects of less specific targets "
+                                          "for the binaries that have none of its own (no stub archive shadows "
+                                          "another)", o_.name, arch, cos.size()));
+      for (CodeObject& co : cos) by_arch_[arch].push_back(std::move(co));
+    }
+  }
+
   // The archives, into `dir`/.kpack.
   void finish(const std::string& dir, const std::string& input) {
     if (report_.files.empty()) fail(input, "no HIP binary (.hip_fatbin holding device code): nothing to split");
+    complete_specific_archives();
     const std::string kdir = dir + "/.kpack";
     if (::mkdir(kdir.c_str(), 0755) != 0 && errno != EEXIST)
       fail(kdir, "cannot create the directory: {}", std::strerror(errno));

@@ -68,6 +68,7 @@ struct SplitArchive {
 struct SplitReport {
   std::vector<SplitFile> files;        // the HIP binaries rewritten, in tree order
   std::vector<SplitArchive> archives;  // sorted by architecture
+  std::vector<std::string> notes = {};  // what the user should know
 };
 
 // Splits `inputs` (files and directories) into the new folder `out_dir`

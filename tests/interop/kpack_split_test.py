@@ -39,6 +39,8 @@ comments below) with an ELF parser of this file's own, not offloadtool's:
   * the output is the same byte for byte when split again (determinism); a
     directory keeps its other files, symlinks and layout, the marker's path
     climbing to the tree's .kpack;
+  * no stub archive: where one library of a tree has gfx90a:xnack- code and
+    another gfx90a code only, the gfx90a:xnack- archive holds both;
   * hostile input (a cut file, a record with another magic, an input already
     split): one error line naming the file and the offset, exit 1, nothing
     written.
@@ -512,6 +514,48 @@ def tree(root):
           'lib/sub/libk.so.1) and its archives', not problems, '; '.join(problems))
 
 
+def stubs(root):
+    """Two libraries of one tree, one with code for gfx90a:xnack- (and
+    gfx1100), the other for gfx90a alone: AMD's splitter writes a
+    gfx90a:xnack- archive without the second, which shadows its complete
+    gfx90a archive on an xnack-off gfx90a (reference §6.1; the loader takes
+    the more specific archive first). split adds the second's gfx90a code
+    object to the gfx90a:xnack- archive, under that archive's key."""
+    folder = os.path.join(root, 'stubs')
+    inst = os.path.join(folder, 'inst', 'lib')
+    os.makedirs(inst)
+    write(os.path.join(folder, 'k.hip'), plt.KERNELS.encode())
+    write(os.path.join(folder, 'm.hip'), plt.MORE.encode())
+    base = ['-x', 'hip', '-nogpulib', '-nogpuinc', '-fPIC', '-c']
+    sh([CLANGXX] + base + ['--offload-arch=gfx90a:xnack-', '--offload-arch=gfx1100', 'k.hip', '-o', 'k.o'], folder)
+    sh([CLANGXX] + base + ['--offload-arch=gfx90a', 'm.hip', '-o', 'm.o'], folder)
+    sh([CLANGXX, '-shared', 'k.o', '-o', os.path.join(inst, 'libone.so')], folder)
+    sh([CLANGXX, '-shared', 'm.o', '-o', os.path.join(inst, 'libtwo.so')], folder)
+    r = run([OT, 'split', 'inst', '-o', 'out', '--name', 'k'], cwd=folder, text=True)
+    if not check('split of a tree mixing gfx90a:xnack- and gfx90a: exit 0', r.returncode == 0, r.stderr):
+        return
+    two = unbundled(contents(read(os.path.join(inst, 'libtwo.so')), sec(parse(read(os.path.join(inst, 'libtwo.so'))),
+                                                                             '.hip_fatbin')), folder)
+    gfx90a = list(two.values())[0]['gfx90a']
+
+    def entries(arch):
+        data = read(os.path.join(folder, 'out', '.kpack', 'k_%s.kpack' % arch))
+        toc_at, = struct.unpack_from('<Q', data, 8)
+        t = msgpack.unpackb(data[toc_at:], raw=False, strict_map_key=False)
+        return {(k, a): data[t['blobs'][e['ordinal']]['offset']:][:t['blobs'][e['ordinal']]['size']]
+                for k, per in t['toc'].items() for a, e in per.items()}, t['gfx_arches']
+    specific, arches = entries('gfx90a:xnack-')
+    plain, _ = entries('gfx90a')
+    check('the gfx90a archive holds libtwo\'s code object', list(plain) == [('lib/libtwo.so#0', 'gfx90a')]
+          and plain[('lib/libtwo.so#0', 'gfx90a')] == gfx90a, sorted(plain))
+    check('the gfx90a:xnack- archive holds libone\'s and, under its own key, libtwo\'s gfx90a code object '
+          '(clang-offload-bundler\'s bytes)',
+          arches == ['gfx90a:xnack-'] and sorted(specific) == [('lib/libone.so#0', 'gfx90a:xnack-'),
+                                                               ('lib/libtwo.so#0', 'gfx90a:xnack-')]
+          and specific[('lib/libtwo.so#0', 'gfx90a:xnack-')] == gfx90a, sorted(specific))
+    check('a note says so', 'also holds 1 code objects of less specific targets' in r.stdout, r.stdout)
+
+
 def hostile(root):
     folder = os.path.join(root, 'hostile')
     os.makedirs(folder)
@@ -555,6 +599,7 @@ def main():
     def body(root):
         harness.run_cases(cases(root), jobs=2)
         tree(root)
+        stubs(root)
         hostile(root)
     return harness.run_suite('kpack-split', body, needs=[CLANG, CLANGXX, LLVM_BUNDLER, 'readelf', 'eu-elflint'])
 
