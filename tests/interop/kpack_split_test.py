@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`offloadtool split` (docs/kpack.md "Splitting") of HIP shared libraries and
-executables that the real clang 19 driver builds (two translation units, three
+executables that the real clang 19 driver builds (clang 22 in kpack-split-22) (two translation units, three
 GPUs, gfx90a:xnack- among them; PIE, non-PIE, RELR; ld.lld and GNU ld; plain
 and --offload-compress bundles; one -fgpu-rdc library), checked against the
 rules of AMD's rocm-kpack splitter (ROCm/rocm-kpack e3483286, copied in the
