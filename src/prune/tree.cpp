@@ -123,14 +123,14 @@ void check_out_dir(const std::string& root, const std::string& out_dir) {
 
 class TreePruner {
  public:
-  TreePruner(const std::string& root, const Selection& selection, TreeMode mode)
-      : root_(root), selection_(selection), mode_(mode) {}
+  TreePruner(const std::string& root, const Selection& selection, TreeMode mode, const TreeRewrite* rewrite = nullptr)
+      : root_(root), selection_(selection), mode_(mode), rewrite_(rewrite) {}
 
   TreeReport run(const std::string& out_dir) {
     TreeReport report;
     report.container = "directory";
     const std::vector<contents::TreeItem> items = contents::read_tree(root_);
-    learn_per_gpu(items);
+    if (!rewrite_) learn_per_gpu(items);
     if (mode_ == TreeMode::Copy) {
       check_out_dir(root_, out_dir);
       copy(items, out_dir, report);
@@ -160,20 +160,20 @@ class TreePruner {
     std::optional<OutputFile> file;
     std::optional<PieceWriter> writer;
     std::uint64_t written = 0;
-    FileOutcome o = prune_tree_file(
-        *in, selection_, item.path,
-        [&](Bytes b) {
-          written += b.size();
-          if (!out) return;
-          if (!file) {
-            file.emplace(*out);
-            writer.emplace(*file, *in);
-          }
-          (*writer)(b);
-        },
-        per_gpu_ ? &*per_gpu_ : nullptr, item.relative);
+    auto sink = [&](Bytes b) {
+      written += b.size();
+      if (!out) return;
+      if (!file) {
+        file.emplace(*out);
+        writer.emplace(*file, *in);
+      }
+      (*writer)(b);
+    };
+    FileOutcome o = rewrite_ ? rewrite_->file(*in, item.path, item.relative, sink)
+                             : prune_tree_file(*in, selection_, item.path, sink, per_gpu_ ? &*per_gpu_ : nullptr,
+                                               item.relative);
     FileReport f{item.path, o.action, std::move(o.report), std::move(o.per_gpu)};
-    if (f.action == FileAction::Write && f.report.dropped() == 0) f.action = FileAction::Copy;
+    if (!rewrite_ && f.action == FileAction::Write && f.report.dropped() == 0) f.action = FileAction::Copy;
     const auto before = static_cast<std::uint64_t>(item.st.st_size);
     const std::uint64_t after = f.action == FileAction::Copy ? before : f.action == FileAction::Remove ? 0 : written;
     if (out && f.action == FileAction::Write) {
@@ -269,7 +269,11 @@ class TreePruner {
       if (::chmod(to.c_str(), (*it)->st.st_mode & 07777) != 0) fail(to, "{}", errno_text(errno));
       set_times(to, (*it)->st, false);
     }
-    check_found(selection_, report, root_);  // before the rename: a failure leaves nothing
+    // Before the rename: a failure leaves nothing.
+    if (rewrite_)
+      rewrite_->finish(staging.dir());
+    else
+      check_found(selection_, report, root_);
     if (::renameat2(AT_FDCWD, staging.dir().c_str(), AT_FDCWD, out_dir.c_str(), RENAME_NOREPLACE) != 0)
       fail(out_dir, "cannot rename {} to it: {}", staging.dir(), errno_text(errno));
     staging.release();
@@ -327,6 +331,7 @@ class TreePruner {
   const std::string& root_;
   const Selection& selection_;
   TreeMode mode_;
+  const TreeRewrite* rewrite_;
   std::optional<PerGpuRule> per_gpu_;
 };
 
@@ -334,6 +339,11 @@ class TreePruner {
 
 TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir) {
   return TreePruner(root, selection, mode).run(folder_path(out_dir));
+}
+
+TreeReport rewrite_tree(const std::string& root, const TreeRewrite& rewrite, const std::string& out_dir) {
+  static const Selection kNone;
+  return TreePruner(root, kNone, TreeMode::Copy, &rewrite).run(folder_path(out_dir));
 }
 
 }  // namespace ot::prune

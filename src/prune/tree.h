@@ -60,4 +60,18 @@ enum class TreeMode { DryRun, Copy, InPlace };
 // file or directory.
 TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir);
 
+// The same machinery for another rewrite of a tree than prune's (split,
+// prune/split.h): each regular file's outcome from `file` instead of
+// prune_tree_file (Copy: cloned; Write: what the sink got, even where
+// nothing was dropped; Remove: left out), then `finish` with the staging
+// folder of the new tree, before it is renamed to `out_dir` (what it adds
+// there is part of the tree; what it throws leaves nothing). Copy mode only.
+struct TreeRewrite {
+  std::function<FileOutcome(const InputFile& in, const std::string& file, std::string_view relative,
+                            const codec::Sink& sink)>
+      file;
+  std::function<void(const std::string& staging)> finish;
+};
+TreeReport rewrite_tree(const std::string& root, const TreeRewrite& rewrite, const std::string& out_dir);
+
 }  // namespace ot::prune
