@@ -106,7 +106,8 @@ int hipLaunchKernel(const void *f, struct dim3 g, struct dim3 b, void **args, un
 int __hipPopCallConfiguration(struct dim3 *g, struct dim3 *b, unsigned long *shm, void **s) { return 0; }
 int __hipPushCallConfiguration(struct dim3 g, struct dim3 b, unsigned long shm, void *s) { return 0; }
 '''
-SOURCES = {'k.hip': KERNEL, 'a.hip': RDC_A, 'b.hip': RDC_B, 'stubs.c': STUBS, 'main.c': b'int main(void) { return 0; }\n'}
+SOURCES = {'k.hip': KERNEL, 'a.hip': RDC_A, 'b.hip': RDC_B, 'stubs.c': STUBS,
+           'main.c': b'int main(void) { return 0; }\n'}
 
 ROOT = None
 
