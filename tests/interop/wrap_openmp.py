@@ -109,6 +109,14 @@ def cases(root):
     r = S.run([PACKAGER, "-o", "dev.bin",
                "--image=file=dev.so,triple=x86_64-pc-linux-gnu,arch=x86-64,kind=openmp"])
     check("the packager packs the device shared object", r.returncode == 0, r.stderr)
+    # offloadtool as the release's packager (23: version 2) packs the same bytes: a program packed and wrapped
+    # by offloadtool alone runs below.
+    our_packager = S.path(os.path.basename(PACKAGER))
+    os.symlink(OT, our_packager)
+    r = S.run([our_packager, "-o", "dev-ours.bin",
+               "--image=file=dev.so,triple=x86_64-pc-linux-gnu,arch=x86-64,kind=openmp"])
+    check("offloadtool's packager packs the device shared object into LLVM's bytes",
+          r.returncode == 0 and read(S.path("dev-ours.bin")) == read(S.path("dev.bin")), r.stderr)
 
     def runs(name, obj, want=RUN_OK):
         """Links host.o with the wrapper object `obj` and the release's libomptarget; runs it."""
@@ -135,7 +143,8 @@ def cases(root):
     # image) and the raw shared object (image = the whole input).
     low = S.path("llvm-offload-wrapper")
     os.symlink(OT, low)
-    for name, inp in (("llvm-offload-wrapper-offloadbinary", "dev.bin"), ("llvm-offload-wrapper-raw", "dev.so")):
+    for name, inp in (("llvm-offload-wrapper-offloadbinary", "dev.bin"), ("llvm-offload-wrapper-raw", "dev.so"),
+                      ("llvm-offload-wrapper-our-offloadbinary", "dev-ours.bin")):
         r = S.run([low, "--kind=openmp", "--triple=x86_64-pc-linux-gnu", "-o", f"{name}.o", inp])
         check(f"{name}: exits 0 silently", r.returncode == 0 and not r.stderr and not r.stdout, r.stderr)
         runs(name, S.path(f"{name}.o"))
