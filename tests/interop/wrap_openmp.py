@@ -11,7 +11,9 @@ personality and the llvm-offload-wrapper personality, for the suite's release
    run on the host device with the right result. Both schemes, several images with
    --offload-arch, an input that already is an OffloadBinary, both personalities,
    each with the release's default entry ABI. As 22, LLVM's own llvm-offload-wrapper
-   output compiled by clang-22 runs first (the reference flow). clang 22 needs
+   output compiled by clang-22 runs first (the reference flow). offloadtool as
+   the release's packager packs LLVM's bytes, and that OffloadBinary wrapped
+   by our llvm-offload-wrapper runs too. clang 22 needs
    its omp.h from libomp-22-dev, unpacked by scripts/fetch-libomp22 (missing:
    the suite fails); the library itself is libomp5-19's libomp.so.5.
 Parts 2 and 3 are release-independent (explicit --entries, LLVM 14 references)
