@@ -435,6 +435,11 @@ def cases_23():
         ('--offload-compress -c, linked into a program', fat_binary_23(['--offload-compress'])),
         ('--offload-compress --offload-compression-level=9 -c, with OFFLOADTOOL_LLVM=23',
          fat_binary_23(['--offload-compress', '--offload-compression-level=9'], env={'OFFLOADTOOL_LLVM': '23'})),
+        # 22 drops these names from bundle IDs (offloadtool as 22 refuses them): the bundler
+        # clang-linker-wrapper 23 runs takes 23 from it
+        ('fat binary -c for GPUs new in 23 (gfx1170, gfx12-5-generic)', same_products(
+            [[CLANG, '-x', 'hip', '--offload-arch=gfx1170', '--offload-arch=gfx12-5-generic', '-nogpulib',
+              '-nogpuinc'] + B + ['-c', 'k.hip', '-o', 'k.o']], ['k.o'])),
         ("-save-temps -c (the packager's OffloadBinary, the .hipfb, every intermediate)", same_products(
             [[CLANG] + HIP + B + ['-save-temps', '-c', 'k.hip', '-o', 'k.o']],
             ['k.o', 'k-hip-amdgcn-amd-amdhsa.out', 'k.hip-hip-amdgcn-amd-amdhsa.hipfb'])),
