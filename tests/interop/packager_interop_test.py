@@ -24,6 +24,14 @@ afterwards), as tests/interop/hip_driver_test.py does for HIP.
 
 clang 22 takes its omp.h from scripts/fetch-libomp22 (harness.OMP22_INCLUDE);
 libomp.so is libomp5-19's for both releases.
+
+As packager-interop-23: clang 23, its llvm-offload-binary (OffloadBinary
+version 2, 23's key order), clang-linker-wrapper 23 and libomptarget 23, all
+Debian sid's in scripts/fetch-llvm23's chroot. offloadtool runs inside it
+(the static build), where clang 23 runs it; the programs run there too
+(harness.in_llvm23_chroot), and each prints what the program linked from
+LLVM's object prints. Extracting as LLVM 23 is not implemented (docs/llvm23.md):
+offloadtool's refusal is checked instead, and LLVM 23 extracts from our objects.
 Environment: OFFLOADTOOL = the offloadtool binary. Prints "N passed, M failed";
 exits 1 on failure, and when clang, its tools or libomptarget are missing.
 """
@@ -36,11 +44,16 @@ import harness  # noqa: E402
 from harness import CLANG, LLVM_BIN as LLVM, OT, check, read  # noqa: E402
 
 R = harness.RELEASE
+R23 = R == '23'
 # The name the release's clang looks the packager up by.
-PACKAGER_NAME = 'llvm-offload-binary' if R == '22' else 'clang-offload-packager'
+PACKAGER_NAME = 'clang-offload-packager' if R == '19' else 'llvm-offload-binary'
 LLVM_PACKAGER = harness.llvm(PACKAGER_NAME)
 LIBDIR = f'/usr/lib/llvm-{R}/lib'  # libomptarget
-OMPLIB = '/usr/lib/llvm-19/lib'  # libomp.so
+OMPLIB = LIBDIR if R23 else '/usr/lib/llvm-19/lib'  # libomp.so (23: libomp-23-dev's, in the chroot)
+# Where the libraries are seen from here: 23's inside the chroot.
+HOST_VIEW = harness.LLVM23_ROOT if R23 else ''
+# offloadtool as LLVM 23's llvm-offload-binary refuses to extract (docs/llvm23.md).
+REFUSES_EXTRACTING = R23
 CFLAGS = ['-isystem', harness.OMP22_INCLUDE] if R == '22' else []
 LIBS = [f'-L{LIBDIR}', f'-L{OMPLIB}', f'-Wl,-rpath,{LIBDIR}', f'-Wl,-rpath,{OMPLIB}']
 RUN_ENV = {'LD_LIBRARY_PATH': f'{LIBDIR}:{OMPLIB}', 'OMP_TARGET_OFFLOAD': 'MANDATORY'}
@@ -74,7 +87,8 @@ __device__ int dev_v;
 '''
 
 
-NEEDS = [CLANG, LLVM_PACKAGER, LIBDIR + '/libomptarget.so', OMPLIB + '/libomp.so'] + [LLVM + '/' + t for t in (
+NEEDS = [CLANG, LLVM_PACKAGER, HOST_VIEW + LIBDIR + '/libomptarget.so', HOST_VIEW + OMPLIB + '/libomp.so'] + [
+    LLVM + '/' + t for t in (
     'llvm-objcopy', 'llvm-objdump', 'llvm-ar', 'llvm-nm')] + (
     [os.path.join(harness.OMP22_INCLUDE, 'omp.h')] if R == '22' else [])
 
@@ -87,14 +101,25 @@ def section(s, obj, name='.llvm.offloading'):
     return read(out)
 
 
+def run_program(s, path):
+    """Runs a linked program (in LLVM 23's chroot for clang 23's)."""
+    if R23:
+        return harness.in_llvm23_chroot([path], s.dir, env=RUN_ENV, text=True)
+    return s.run([path], env=RUN_ENV)
+
+
 def main():
-    return harness.run_suite('packager-interop' + ('-22' if R == '22' else ''), cases, needs=NEEDS)
+    return harness.run_suite('packager-interop' + ('' if R == '19' else '-' + R), cases, needs=NEEDS)
 
 
 def cases(root):
     s = harness.Folder(path=root, text=True)
     bindir = s.path('bin')
     os.makedirs(bindir)
+    if R23:
+        r = harness.in_llvm23_chroot([OT, '--version'], root, text=True)
+        check('offloadtool runs inside the chroot, where clang 23 runs it (the static build does)',
+              r.returncode == 0, r.stderr)
     ours = os.path.join(bindir, PACKAGER_NAME)
     s.put('prog.c', SOURCE)
 
@@ -108,7 +133,9 @@ def cases(root):
     configs = [  # name, clang's flags, source, offload kind, whether to link and run
         ('x86_64', ['-fopenmp', '-fopenmp-targets=x86_64-pc-linux-gnu'] + CFLAGS, 'prog.c', 'openmp', True),
         ('amdgpu', ['-fopenmp', '--offload-arch=gfx906,gfx90a', '-nogpulib'] + CFLAGS, 'prog.c', 'openmp', False),
-        ('nvptx', ['-fopenmp', '--offload-arch=sm_80', '-nogpulib'] + CFLAGS, 'prog.c', 'openmp', False),
+        # 23 compiles nvptx device code to PTX and runs ptxas unless told to keep bitcode (no CUDA here)
+        ('nvptx', ['-fopenmp', '--offload-arch=sm_80', '-nogpulib'] + (['-foffload-lto'] if R23 else []) + CFLAGS,
+         'prog.c', 'openmp', False),
         ('hip-rdc', ['-x', 'hip', '--offload-new-driver', '-fgpu-rdc', '--offload-arch=gfx906',
                      '--offload-arch=gfx90a', '-nogpulib', '-nogpuinc'], 'k.hip', 'hip', False),
     ]
@@ -154,9 +181,22 @@ def cases(root):
             r = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=kind=' + kind], cwd=d)
             r2 = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=file=all.a,kind=' + kind, '--archive'],
                        cwd=d)
+            if REFUSES_EXTRACTING and tag == 'ours':
+                check('%s: ours refuses to extract as LLVM 23, in one line, writing nothing' % name,
+                      r.returncode == r2.returncode == 1 and not os.listdir(d) and
+                      all(x.stderr.count('\n') == 1 and 'not implemented' in x.stderr for x in (r, r2)),
+                      r.stderr + r2.stderr)
+                continue
             check('%s: %s extracts' % (name, tag), r.returncode == r2.returncode == 0 and not r.stderr + r2.stderr,
                   r.stderr + r2.stderr)
         da, db = s.path('x-%s-ours' % name), s.path('x-%s-llvm' % name)
+        if REFUSES_EXTRACTING:
+            r1 = s.run([LLVM + '/llvm-ar', 't', os.path.join(db, 'all.a')])
+            check(name + ": LLVM 23 extracts our object's images (%s)" % ', '.join(sorted(os.listdir(db))),
+                  r1.returncode == 0 and len(os.listdir(db)) >= 2, r1.stderr)
+            if link:
+                link_and_run(s, name, flags)
+            continue
         fa, fb = sorted(os.listdir(da)), sorted(os.listdir(db))
         same = fa == fb and all(read(os.path.join(da, n)) == read(os.path.join(db, n)) for n in fa)
         check(name + ': extracted files and archive are identical (%s)' % ', '.join(fa), same and len(fa) >= 2)
@@ -165,14 +205,8 @@ def cases(root):
         check(name + ': llvm-ar and llvm-nm read our archive', r1.returncode == 0 and r2.returncode == 0,
               r1.stderr + r2.stderr)
 
-        if not link:
-            continue
-        r = s.run([CLANG] + flags + [name + '-ours.o', '-o', name + '-prog'] + LIBS)
-        check(name + ': clang-linker-wrapper %s links our object' % R, r.returncode == 0, r.stderr)
-        if r.returncode == 0:
-            r = s.run([s.path(name + '-prog')], env=RUN_ENV)
-            check(name + ': the target regions run on the host device', r.returncode == 0 and
-                  r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
+        if link:
+            link_and_run(s, name, flags)
 
     # Compiling and linking in one clang call goes through our packager too.
     if 'x86_64' in objects:
@@ -181,8 +215,27 @@ def cases(root):
                   '-o', 'direct'] + LIBS, env=NO_SETTING)
         check('compile and link in one clang call with -B', r.returncode == 0, r.stderr)
         if r.returncode == 0:
-            r = s.run([s.path('direct')], env=RUN_ENV)
+            r = run_program(s, s.path('direct'))
             check('that program runs on the host device', r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
+
+
+def link_and_run(s, name, flags):
+    """Links our object and LLVM's with the release's clang-linker-wrapper; our
+    program's target regions run on libomptarget's host device and print what
+    LLVM's program prints."""
+    outs = {}
+    for tag in ('ours', 'llvm'):
+        r = s.run([CLANG] + flags + ['%s-%s.o' % (name, tag), '-o', '%s-%s-prog' % (name, tag)] + LIBS)
+        check('%s: clang-linker-wrapper %s links %s object' % (name, R, tag), r.returncode == 0, r.stderr)
+        if r.returncode == 0:
+            outs[tag] = run_program(s, s.path('%s-%s-prog' % (name, tag)))
+    if 'ours' in outs:
+        r = outs['ours']
+        check(name + ': the target regions run on the host device', r.returncode == 0 and
+              r.stdout.startswith(EXPECTED), r.stdout + r.stderr)
+        check(name + ": the program prints what LLVM's prints", 'llvm' in outs and
+              (r.returncode, r.stdout) == (outs['llvm'].returncode, outs['llvm'].stdout),
+              r.stdout + '---\n' + (outs['llvm'].stdout if 'llvm' in outs else ''))
 
 
 if __name__ == '__main__':

@@ -11,7 +11,9 @@ personality and the llvm-offload-wrapper personality, for the suite's release
    run on the host device with the right result. Both schemes, several images with
    --offload-arch, an input that already is an OffloadBinary, both personalities,
    each with the release's default entry ABI. As 22, LLVM's own llvm-offload-wrapper
-   output compiled by clang-22 runs first (the reference flow). clang 22 needs
+   output compiled by clang-22 runs first (the reference flow). offloadtool as
+   the release's packager packs LLVM's bytes, and that OffloadBinary wrapped
+   by our llvm-offload-wrapper runs too. clang 22 needs
    its omp.h from libomp-22-dev, unpacked by scripts/fetch-libomp22 (missing:
    the suite fails); the library itself is libomp5-19's libomp.so.5.
 Parts 2 and 3 are release-independent (explicit --entries, LLVM 14 references)
@@ -21,7 +23,11 @@ and run in the release-19 registration only; the 22 run says so.
    __tgt_register_image_info records; without a definition of that weak
    function the program still links and runs.
 3. The symbols of the LLVM 14 scheme match what clang-offload-wrapper 14 + llc
-   produce for the same inputs."""
+   produce for the same inputs.
+As wrap-openmp-23, part 1 with clang 23, LLVM 23's packager (an OffloadBinary
+of version 2), LLVM 23's llvm-offload-wrapper first (the reference flow) and
+libomptarget 23, Debian sid's in scripts/fetch-llvm23's chroot: clang 23 links
+(GNU ld and lld) and the programs run there (harness.in_llvm23_chroot)."""
 import os
 import re
 import sys
@@ -33,12 +39,16 @@ from harness import LLD as LLD19, LLVM14_WRAPPER as W14, LLVM_BIN as LLVM19, OT,
 HERE = os.path.dirname(os.path.abspath(__file__))
 S = None  # the work folder, a harness.Folder
 R = harness.RELEASE
+R23 = R == "23"
 CLANG = f"{LLVM19}/clang"  # LLVM19: the suite release's tools (22 in wrap-openmp-22)
 LIBDIR = f"/usr/lib/llvm-{R}/lib"  # libomptarget
-OMPLIB = "/usr/lib/llvm-19/lib"  # libomp.so: libomp5-19's, also 22's (scripts/fetch-libomp22)
+# libomp.so: libomp5-19's, also 22's (scripts/fetch-libomp22); 23's is libomp-23-dev's, in the chroot
+OMPLIB = LIBDIR if R23 else "/usr/lib/llvm-19/lib"
+HOST_VIEW = harness.LLVM23_ROOT if R23 else ""  # where the libraries are seen from here
+LINK_CC = CLANG if R23 else "gcc"  # 23: programs against sid's glibc and libomptarget 23
 OMP22_INCLUDE = harness.OMP22_INCLUDE
 CFLAGS = ["-isystem", OMP22_INCLUDE] if R == "22" else []
-PACKAGER = f"{LLVM19}/llvm-offload-binary" if R == "22" else f"{LLVM19}/clang-offload-packager"
+PACKAGER = f"{LLVM19}/clang-offload-packager" if R == "19" else f"{LLVM19}/llvm-offload-binary"
 LIBS = [f"-L{LIBDIR}", f"-L{OMPLIB}", "-lomp", "-lomptarget", f"-Wl,-rpath,{LIBDIR}", f"-Wl,-rpath,{OMPLIB}"]
 RUN_ENV = {"LD_LIBRARY_PATH": f"{LIBDIR}:{OMPLIB}", "OMP_TARGET_OFFLOAD": "MANDATORY"}
 ARCHES = [
@@ -46,13 +56,21 @@ ARCHES = [
     ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc", "qemu-aarch64", ["-static"]),
     ("powerpc64le-unknown-linux-gnu", "powerpc64le-linux-gnu-gcc", "qemu-ppc64le", ["-static"]),
 ]
-NEEDS = [CLANG, LLD19, PACKAGER, f"{LIBDIR}/libomptarget.so", f"{OMPLIB}/libomp.so", W14, llvm14("llc")] + [
+NEEDS = [CLANG, LLD19, PACKAGER, f"{HOST_VIEW}{LIBDIR}/libomptarget.so", f"{HOST_VIEW}{OMPLIB}/libomp.so", W14,
+         llvm14("llc")] + [
     f"{LLVM19}/{t}" for t in ("llvm-readelf", "llvm-objdump", "llvm-nm")] + [
     t for _, cc, runner, _ in ARCHES for t in (cc, runner) if t] + (
-    [os.path.join(OMP22_INCLUDE, "omp.h"), f"{LLVM19}/llvm-offload-wrapper"] if R == "22" else [])
+    [os.path.join(OMP22_INCLUDE, "omp.h")] if R == "22" else []) + (
+    [f"{LLVM19}/llvm-offload-wrapper"] if R != "19" else [])
 RUN_OK = "sum=97920 initial_device=0\n"
 images = ["img0.bin", "img1.bin", "img2.bin"]
 archs = ["gfx906", "gfx90a:sramecc+:xnack-", "sm_70"]
+
+
+def run_exe(exe, env):
+    if R23:
+        return harness.in_llvm23_chroot([exe], S.dir, env=env, text=True)
+    return S.run([exe], env=env)
 
 
 def wrap(args):
@@ -93,24 +111,33 @@ def cases(root):
     r = S.run([PACKAGER, "-o", "dev.bin",
                "--image=file=dev.so,triple=x86_64-pc-linux-gnu,arch=x86-64,kind=openmp"])
     check("the packager packs the device shared object", r.returncode == 0, r.stderr)
+    # offloadtool as the release's packager (23: version 2) packs the same bytes: a program packed and wrapped
+    # by offloadtool alone runs below.
+    our_packager = S.path(os.path.basename(PACKAGER))
+    os.symlink(OT, our_packager)
+    r = S.run([our_packager, "-o", "dev-ours.bin",
+               "--image=file=dev.so,triple=x86_64-pc-linux-gnu,arch=x86-64,kind=openmp"])
+    check("offloadtool's packager packs the device shared object into LLVM's bytes",
+          r.returncode == 0 and read(S.path("dev-ours.bin")) == read(S.path("dev.bin")), r.stderr)
 
     def runs(name, obj, want=RUN_OK):
         """Links host.o with the wrapper object `obj` and the release's libomptarget; runs it."""
         exe = S.path(f"run-{name}")
-        r = S.run(["gcc", "host.o", obj, "-o", exe] + LIBS)
+        # clang reads a .bc input as bitcode: the object goes to the linker as it is
+        r = S.run([LINK_CC, "host.o", "-Wl," + obj if R23 and obj.endswith(".bc") else obj, "-o", exe] + LIBS)
         check(f"{name}: links with libomptarget {R}", r.returncode == 0, r.stderr)
         if r.returncode == 0:
-            r = S.run([exe], env=RUN_ENV)
+            r = run_exe(exe, RUN_ENV)
             check(f"{name}: target regions run on the host device", r.returncode == 0 and r.stdout == want,
                   f"rc={r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
 
-    if R == "22":
-        # The reference flow: LLVM 22's own llvm-offload-wrapper, compiled by clang-22.
-        for name, inp in (("llvm22-wrapper-offloadbinary", "dev.bin"), ("llvm22-wrapper-raw", "dev.so")):
+    if R != "19":
+        # The reference flow: LLVM 22's (23's) own llvm-offload-wrapper, compiled by clang-22 (23).
+        for name, inp in ((f"llvm{R}-wrapper-offloadbinary", "dev.bin"), (f"llvm{R}-wrapper-raw", "dev.so")):
             r = S.run([f"{LLVM19}/llvm-offload-wrapper", "--kind=openmp", "--triple=x86_64-pc-linux-gnu",
                        "-o", f"{name}.bc", inp])
             r2 = S.run([CLANG, "-c", f"{name}.bc", "-o", f"{name}.o"])
-            check(f"{name}: LLVM 22's wrapper module compiles", r.returncode == 0 and r2.returncode == 0,
+            check(f"{name}: LLVM {R}'s wrapper module compiles", r.returncode == 0 and r2.returncode == 0,
                   r.stderr + r2.stderr)
             runs(name, S.path(f"{name}.o"))
 
@@ -118,7 +145,8 @@ def cases(root):
     # image) and the raw shared object (image = the whole input).
     low = S.path("llvm-offload-wrapper")
     os.symlink(OT, low)
-    for name, inp in (("llvm-offload-wrapper-offloadbinary", "dev.bin"), ("llvm-offload-wrapper-raw", "dev.so")):
+    for name, inp in (("llvm-offload-wrapper-offloadbinary", "dev.bin"), ("llvm-offload-wrapper-raw", "dev.so"),
+                      ("llvm-offload-wrapper-our-offloadbinary", "dev-ours.bin")):
         r = S.run([low, "--kind=openmp", "--triple=x86_64-pc-linux-gnu", "-o", f"{name}.o", inp])
         check(f"{name}: exits 0 silently", r.returncode == 0 and not r.stderr and not r.stdout, r.stderr)
         runs(name, S.path(f"{name}.o"))
@@ -158,11 +186,11 @@ def cases(root):
                   re.findall(r"\]\s+(\S+)", out) == ["gfx90a:xnack+", "x86-64"], out)
         for lname, lflags in LINKERS:
             exe = S.path(f"omp-{name}-{lname}")
-            r = S.run(["gcc"] + lflags + ["host.o", obj, "-o", exe] + LIBS)
+            r = S.run([LINK_CC] + lflags + ["host.o", obj, "-o", exe] + LIBS)
             check(f"{name}: links with {lname} and libomptarget {R}", r.returncode == 0, r.stderr)
             if r.returncode != 0:
                 continue
-            r = S.run([exe], env=RUN_ENV)
+            r = run_exe(exe, RUN_ENV)
             check(f"{name} ({lname}): target regions run on the host device",
                   r.returncode == 0 and r.stdout == RUN_OK,
                   f"rc={r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
@@ -250,4 +278,4 @@ def cases(root):
 
 
 if __name__ == "__main__":
-    sys.exit(harness.run_suite("wrap-openmp", cases, needs=NEEDS))
+    sys.exit(harness.run_suite("wrap-openmp" + ("" if R == "19" else "-" + R), cases, needs=NEEDS))

@@ -58,6 +58,8 @@ Running commands
                           the environment; a timeout gives returncode 'timeout';
                           check=True raises with the command's stderr
     outcome(argv, cwd, text)  the same as (exit code, stdout, stderr)
+    in_llvm23_chroot(argv, cwd, env, text)  a program clang 23 built (or
+                          offloadtool) run inside LLVM 23's chroot
     neutral_env(**extra)  unsets the variables that change what a bundler
                           does (OFFLOAD_BUNDLER_*, COMPRESSED_BUNDLE_FORMAT_VERSION)
     reader_warnings(argv), check_reader_clean(what, argv)   an LLVM reader
@@ -116,6 +118,7 @@ import json
 import os
 import pickle
 import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -158,6 +161,7 @@ if RELEASE == '23':
 LLVM_BIN = os.environ.get('LLVM_BIN', os.path.join(LLVM23_CACHE, 'llvm-23', 'bin') if RELEASE == '23'
                           else f'/usr/lib/llvm-{RELEASE}/bin')
 LLVM14_BIN = '/usr/lib/llvm-14/bin'
+LLVM23_ROOT = os.path.join(LLVM23_CACHE, 'root')  # the chroot itself
 
 
 def llvm(tool):
@@ -350,6 +354,25 @@ def run(argv, cwd=None, env=None, stdin=None, text=False, timeout=None, check=Fa
         err = r.stderr if text else r.stderr.decode(errors='replace')
         raise RuntimeError('%s failed (exit %d):\n%s' % (' '.join(argv), r.returncode, err))
     return r
+
+
+def in_llvm23_chroot(argv, cwd, env=None, text=False, timeout=None):
+    """Runs argv inside LLVM 23's chroot (LLVM23_ROOT) as the tool wrappers
+    run LLVM's tools (scripts/lib/llvm23-wrapper.c): in a mount namespace of
+    its own (unshare; root), with /proc, /dev, /tmp, the cache and the folders
+    of $OT_LLVM23_SHARE at the same paths, in the folder `cwd`, with this
+    environment plus `env`. For the programs clang 23 builds (linked against
+    sid's glibc, libomptarget 23) and for checking that offloadtool runs there
+    (the static build does; a shared one misses libraries sid lacks). The
+    mounts end with the program. Returns what run() returns."""
+    binds = ['/dev', '/tmp', LLVM23_CACHE] + [d for d in os.environ.get('OT_LLVM23_SHARE', '').split(':') if d]
+    script = ('r=$1; d=$2; shift 2; mount -t proc proc "$r/proc"\n'
+              'for b in ' + ' '.join(shlex.quote(b) for b in binds if os.path.isdir(b)) + '; do\n'
+              '  mkdir -p "$r$b"; mount --bind "$b" "$r$b"\n'
+              'done\n'
+              'exec chroot "$r" /bin/sh -c \'cd "$1" && shift && exec "$@"\' sh "$d" "$@"')
+    return run(['unshare', '-m', '--propagation', 'private', 'sh', '-ec', script, 'sh', LLVM23_ROOT,
+                os.path.abspath(cwd)] + list(argv), env=env, text=text, timeout=timeout)
 
 
 def outcome(argv, cwd=None, text=True, **kw):
