@@ -17,7 +17,14 @@ namespace {
 // code objects may name: gfx9-generic has only xnack (sramecc "is not
 // available on gfx906" in generic code), gfx9-4-generic both. The last column
 // is EF_AMDGPU_MACH, as llc 19 writes it (gfx950, gfx1153, gfx9-4-generic:
-// AMDGPUUsage's ELF table).
+// AMDGPUUsage's ELF table). The processors LLVM 22 and 23 added (gfx1154,
+// gfx1170-gfx1172, gfx1250, gfx1251, gfx1310 and their generic targets) as
+// llc 23 writes them (EF_AMDGPU_MACH of an empty module's object), with the
+// features LLVM takes in their target IDs: for gfx1250 and gfx1251 those of
+// any supported release (22 takes xnack, 23 no longer does: the table takes
+// both, so that 22's gfx1250:xnack+ code objects are read); each one's generic
+// target is the family LLVM 23's AMDGPU subarch table groups it in (gfx1170
+// is gfx11-7-generic's, not gfx11-generic's).
 constexpr ProcessorInfo kProcessors[] = {
     // GFX6
     {"gfx600", "tahiti", false, false, "", 0, 0x20},
@@ -71,9 +78,19 @@ constexpr ProcessorInfo kProcessors[] = {
     {"gfx1151", "", false, false, "gfx11-generic", 0, 0x4a},
     {"gfx1152", "", false, false, "gfx11-generic", 0, 0x55},
     {"gfx1153", "", false, false, "gfx11-generic", 20, 0x58},
+    {"gfx1154", "", false, false, "gfx11-generic", 23, 0x57},
+    // GFX11.7
+    {"gfx1170", "", false, false, "gfx11-7-generic", 23, 0x5d},
+    {"gfx1171", "", false, false, "gfx11-7-generic", 23, 0x5e},
+    {"gfx1172", "", false, false, "gfx11-7-generic", 23, 0x5c},
     // GFX12
     {"gfx1200", "", false, false, "gfx12-generic", 0, 0x48},
     {"gfx1201", "", false, false, "gfx12-generic", 0, 0x4e},
+    // GFX12.5
+    {"gfx1250", "", true, true, "gfx12-5-generic", 22, 0x49},
+    {"gfx1251", "", true, true, "gfx12-5-generic", 22, 0x5a},
+    // GFX13
+    {"gfx1310", "", false, false, "gfx13-generic", 23, 0x50},
     // Generic targets
     {"gfx9-generic", "", true, false, "", 0, 0x51},
     {"gfx9-4-generic", "", true, true, "", 20, 0x5f},
@@ -81,6 +98,9 @@ constexpr ProcessorInfo kProcessors[] = {
     {"gfx10-3-generic", "", false, false, "", 0, 0x53},
     {"gfx11-generic", "", false, false, "", 0, 0x54},
     {"gfx12-generic", "", false, false, "", 0, 0x59},
+    {"gfx11-7-generic", "", false, false, "", 23, 0x62},
+    {"gfx12-5-generic", "", false, true, "", 23, 0x5b},
+    {"gfx13-generic", "", false, false, "", 23, 0x63},
 };
 
 // The NVPTX real architectures of LLVM 19's offload-arch table.

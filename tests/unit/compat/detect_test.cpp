@@ -43,7 +43,7 @@ TEST_CASE("detect: KFD topology fixtures") {
   auto future = detect(sysfs("future-gpu"), std::nullopt);
   REQUIRE(future.gpus.size() == 1);
   CHECK(future.gpus[0].target_id.empty());
-  CHECK(future.gpus[0].note == "gfx1250 is not in offloadtool's processor table");
+  CHECK(future.gpus[0].note == "gfx1450 is not in offloadtool's processor table");
   CHECK_FALSE(detect(sysfs("no-such-tree"), std::nullopt).found_topology);
   CHECK_THROWS_WITH_AS(detect(sysfs("malformed"), std::nullopt),
                        (sysfs("malformed") +

@@ -54,8 +54,12 @@ TEST_CASE("processor table: names, aliases, features, generic targets") {
   CHECK(names("gfx9-4-generic") == "gfx940 gfx941 gfx942 gfx950 ");
   CHECK(names("gfx10-1-generic") == "gfx1010 gfx1011 gfx1012 gfx1013 ");
   CHECK(names("gfx10-3-generic") == "gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036 ");
-  CHECK(names("gfx11-generic") == "gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1153 ");
+  CHECK(names("gfx11-generic") == "gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1153 gfx1154 ");
+  // LLVM 23's families (its AMDGPU subarch table): gfx1170 is not gfx11-generic's.
+  CHECK(names("gfx11-7-generic") == "gfx1170 gfx1171 gfx1172 ");
   CHECK(names("gfx12-generic") == "gfx1200 gfx1201 ");
+  CHECK(names("gfx12-5-generic") == "gfx1250 gfx1251 ");
+  CHECK(names("gfx13-generic") == "gfx1310 ");
   CHECK(names("gfx908").empty());
 
   // The two views agree on every name LLVM 19 knows (features included), and
