@@ -15,7 +15,9 @@
 namespace ot::formats {
 
 // Spirv (6) is LLVM 23's (target::ReleaseTraits::spirv_image_kind).
-enum class ImageKind : std::uint16_t { None = 0, Object = 1, Bitcode = 2, Cubin = 3, Fatbinary = 4, Ptx = 5, Spirv = 6 };
+enum class ImageKind : std::uint16_t {
+  None = 0, Object = 1, Bitcode = 2, Cubin = 3, Fatbinary = 4, Ptx = 5, Spirv = 6
+};
 // The OffloadKind numbers every supported release gives the same meaning.
 // HIP's and SYCL's depend on the release (target::ReleaseTraits: hip 3 in 19,
 // 4 in 22; sycl 0 in 19, 8 in 22), so they are not constants here.
@@ -33,10 +35,10 @@ bool is_llvm_bitcode(Bytes data);
 
 // getImageKind of `release`: "o" "bc" "cubin" "fatbin" "s" -> 1..5, "spv" -> 6
 // where the release knows SPIR-V (23), anything else 0.
-ImageKind image_kind_from_extension(std::string_view ext, target::LlvmRelease release = target::LlvmRelease::Llvm22);
+ImageKind image_kind_from_extension(std::string_view ext, target::LlvmRelease release = target::LlvmRelease::Llvm19);
 // getImageKindName of `release`: the extension for a kind, "" for 0 and
 // values the release does not know.
-std::string_view image_kind_extension(std::uint16_t kind, target::LlvmRelease release = target::LlvmRelease::Llvm22);
+std::string_view image_kind_extension(std::uint16_t kind, target::LlvmRelease release = target::LlvmRelease::Llvm19);
 // llvm-objdump --offloading's text: "elf" "llvm ir" "cubin" "fatbinary" "ptx", else "<none>".
 std::string_view image_kind_description(std::uint16_t kind);
 // getOffloadKind of `release`: exact "openmp" 1, "cuda" 2, "hip" and "sycl"

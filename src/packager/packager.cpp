@@ -102,8 +102,8 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
       Prepared p;
       p.file = open_input(path, d);
       const Bytes bytes = p.file->bytes();
-      p.desc.image_kind =
-          static_cast<std::uint16_t>(image_kind_for(path, bytes.first(std::min<std::size_t>(4, bytes.size())), release));
+      const Bytes head = bytes.first(std::min<std::size_t>(4, bytes.size()));
+      p.desc.image_kind = static_cast<std::uint16_t>(image_kind_for(path, head, release));
       p.desc.image_size = p.file->size();
       for (const formats::OffloadString* a : keys) {
         if (a->key == "kind")

@@ -300,8 +300,9 @@ def version2_cases(root):
         # 19 numbers hip 3, so LLVM 23's hip image (4) is not selected by 19's kind=hip, only 19's own.
         check('llvm-offload-binary-%s reads version 2' % release,
               r.returncode == 0 and r.stdout == b'' and got == {
-                  'mixed-amdgcn-amd-amdhsa-gfx908.0.': images['tgt1'], 'mixed-amdgcn-amd-amdhsa-gfx908.1.': images['tgt1'],
-                  'h.i': images['host.i']}, (r.returncode, r.stderr, sorted(got)))
+                  'mixed-amdgcn-amd-amdhsa-gfx908.0.': images['tgt1'],
+                  'mixed-amdgcn-amd-amdhsa-gfx908.1.': images['tgt1'], 'h.i': images['host.i']},
+              (r.returncode, r.stderr, sorted(got)))
 
 
 if __name__ == '__main__':

@@ -471,7 +471,8 @@ def cases23(tmp, ex):
     # --archive without --image: every image under its generated name.
     yield ('x23-all-archive-flag', files, [P('nested.bin', '--archive')])
     # An output LLVM cannot write stops it after the files of the --image before (a deliberate difference).
-    yield ('x23-partial-output-missing-dir', files, [P('v2.bin', '--image=kind=hip', '--image=file=nodir/x,kind=openmp')])
+    yield ('x23-partial-output-missing-dir', files,
+           [P('v2.bin', '--image=kind=hip', '--image=file=nodir/x,kind=openmp')])
     yield ('x23-all-names', dict(files, **{'.hidden': v2, 'x.y.z': nested, 'dir/d.e.bin': v2}),
            [P('.hidden'), P('x.y.z'), P('dir/d.e.bin')])
     # LLVM 23's own binaries: what its packager wrote, read back.
