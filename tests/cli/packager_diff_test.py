@@ -705,6 +705,13 @@ def run_cases(tmp):
     for index, (name, files, commands) in enumerate(cases(tmp)):
         if FILTER and FILTER not in name:
             continue
+        if harness.RELEASE == '23' and joined_keys(commands):
+            # LLVM 23 writes the freed memory of a joined value (dangling_joined_values).
+            # Under meson's MALLOC_PERTURB_ that memory is one byte repeated, and where
+            # the byte spells a key ('x' is 120) the tail-merged string table points
+            # that key into it too: these cases run without it.
+            commands = [c if c[0] == 'sh' else (c[0], c[1], dict(c[2], MALLOC_PERTURB_=None)) + tuple(c[3:])
+                        for c in commands]
         a = run_case(theirs, index, files, commands)
         b = run_case(ours, index, files, commands)
         if name.startswith('x23-overread-'):
