@@ -99,7 +99,8 @@ bool is_llvm_bitcode(Bytes data) {
   return starts_with(data, "BC\xC0\xDE") || starts_with(data, "\xDE\xC0\x17\x0B");
 }
 
-ImageKind image_kind_from_extension(std::string_view ext) {
+ImageKind image_kind_from_extension(std::string_view ext, target::LlvmRelease release) {
+  if (ext == "spv" && target::traits(release).spirv_image_kind) return ImageKind::Spirv;
   if (ext == "o") return ImageKind::Object;
   if (ext == "bc") return ImageKind::Bitcode;
   if (ext == "cubin") return ImageKind::Cubin;
@@ -108,13 +109,14 @@ ImageKind image_kind_from_extension(std::string_view ext) {
   return ImageKind::None;
 }
 
-std::string_view image_kind_extension(std::uint16_t kind) {
+std::string_view image_kind_extension(std::uint16_t kind, target::LlvmRelease release) {
   switch (static_cast<ImageKind>(kind)) {
     case ImageKind::Object: return "o";
     case ImageKind::Bitcode: return "bc";
     case ImageKind::Cubin: return "cubin";
     case ImageKind::Fatbinary: return "fatbin";
     case ImageKind::Ptx: return "s";
+    case ImageKind::Spirv: return target::traits(release).spirv_image_kind ? "spv" : "";
     case ImageKind::None: break;
   }
   return "";
@@ -127,6 +129,7 @@ std::string_view image_kind_description(std::uint16_t kind) {
     case ImageKind::Cubin: return "cubin";
     case ImageKind::Fatbinary: return "fatbinary";
     case ImageKind::Ptx: return "ptx";
+    case ImageKind::Spirv:  // llvm-objdump 19 and 22 do not know it
     case ImageKind::None: break;
   }
   return "<none>";
@@ -232,6 +235,37 @@ Llvm19Verdict llvm19_verdict(Bytes rest) {
     if (image_offset > size || string_offset > size) return Llvm19Verdict::UnexpectedEof;
   }
   return Llvm19Verdict::Accepted;
+}
+
+Llvm19Verdict llvm23_verdict(Bytes rest) {
+  if (rest.size() < kOffloadHeaderSize + kOffloadEntrySize || !has_offload_binary_magic(rest))
+    return Llvm19Verdict::ParseFailed;
+  const std::uint32_t version = load_le<std::uint32_t>(rest.data() + 4);
+  if (version != 1 && version != 2) return Llvm19Verdict::ParseFailed;
+  const std::uint64_t size = load_le<std::uint64_t>(rest.data() + 8);
+  if (size > rest.size() || size < kOffloadEntrySize) return Llvm19Verdict::UnexpectedEof;
+  const std::uint64_t entries_offset = load_le<std::uint64_t>(rest.data() + 16);
+  const std::uint64_t count = version == 1 ? 1 : load_le<std::uint64_t>(rest.data() + 24);
+  // LLVM multiplies without an overflow check (and then reads wild memory);
+  // a count that large is past the end here.
+  if (count > size / kOffloadEntrySize) return Llvm19Verdict::UnexpectedEof;
+  const std::uint64_t entries_size = kOffloadEntrySize * count;
+  if (entries_offset > size - entries_size || entries_size > size - kOffloadHeaderSize)
+    return Llvm19Verdict::UnexpectedEof;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::byte* e = rest.data() + entries_offset + kOffloadEntrySize * i;
+    const std::uint64_t string_offset = load_le<std::uint64_t>(e + 8);
+    const std::uint64_t num_strings = load_le<std::uint64_t>(e + 16);
+    const std::uint64_t image_offset = load_le<std::uint64_t>(e + 24);
+    if (image_offset > size || string_offset > size ||
+        num_strings > (size - string_offset) / kOffloadStringEntrySizeV2)
+      return Llvm19Verdict::UnexpectedEof;
+  }
+  return Llvm19Verdict::Accepted;
+}
+
+Llvm19Verdict llvm_verdict(Bytes rest, target::LlvmRelease release) {
+  return target::traits(release).offload_binary_version >= 2 ? llvm23_verdict(rest) : llvm19_verdict(rest);
 }
 
 std::string_view llvm19_verdict_text(Llvm19Verdict v) {

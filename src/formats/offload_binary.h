@@ -14,7 +14,10 @@
 
 namespace ot::formats {
 
-enum class ImageKind : std::uint16_t { None = 0, Object = 1, Bitcode = 2, Cubin = 3, Fatbinary = 4, Ptx = 5 };
+// Spirv (6) is LLVM 23's (target::ReleaseTraits::spirv_image_kind).
+enum class ImageKind : std::uint16_t {
+  None = 0, Object = 1, Bitcode = 2, Cubin = 3, Fatbinary = 4, Ptx = 5, Spirv = 6
+};
 // The OffloadKind numbers every supported release gives the same meaning.
 // HIP's and SYCL's depend on the release (target::ReleaseTraits: hip 3 in 19,
 // 4 in 22; sycl 0 in 19, 8 in 22), so they are not constants here.
@@ -30,10 +33,12 @@ bool has_offload_binary_magic(Bytes data);
 // LLVM bitcode, raw (BC C0 DE) or in the bitcode wrapper (DE C0 17 0B).
 bool is_llvm_bitcode(Bytes data);
 
-// getImageKind: "o" "bc" "cubin" "fatbin" "s" -> 1..5, anything else 0.
-ImageKind image_kind_from_extension(std::string_view ext);
-// getImageKindName: the extension for a kind, "" for 0 and unknown values.
-std::string_view image_kind_extension(std::uint16_t kind);
+// getImageKind of `release`: "o" "bc" "cubin" "fatbin" "s" -> 1..5, "spv" -> 6
+// where the release knows SPIR-V (23), anything else 0.
+ImageKind image_kind_from_extension(std::string_view ext, target::LlvmRelease release = target::LlvmRelease::Llvm19);
+// getImageKindName of `release`: the extension for a kind, "" for 0 and
+// values the release does not know.
+std::string_view image_kind_extension(std::uint16_t kind, target::LlvmRelease release = target::LlvmRelease::Llvm19);
 // llvm-objdump --offloading's text: "elf" "llvm ir" "cubin" "fatbinary" "ptx", else "<none>".
 std::string_view image_kind_description(std::uint16_t kind);
 // getOffloadKind of `release`: exact "openmp" 1, "cuda" 2, "hip" and "sycl"
@@ -90,8 +95,18 @@ std::vector<OffloadBinary> read_offload_binaries(Bytes data, const std::string& 
 // start of `rest` (the bytes from there to the end of its container), or
 // None when LLVM accepts it. LLVM checks far less than read_offload_binary;
 // the personalities use this to print LLVM's words where LLVM fails.
+// 22's reader checks the same.
 enum class Llvm19Verdict { Accepted, ParseFailed, UnexpectedEof };
 Llvm19Verdict llvm19_verdict(Bytes rest);
+// LLVM 23's (docs/llvm23.md): versions 1 and 2; under 72 bytes, a bad magic
+// or another version is ParseFailed; a size past `rest` or under 40 bytes,
+// entries past the size, or an entry whose image offset, string records
+// (24 bytes each, version 1 too) or their offset lie past it is
+// UnexpectedEof. A version 1's field at 0x18 is not read.
+Llvm19Verdict llvm23_verdict(Bytes rest);
+// The verdict of `release`'s reader (ReleaseTraits::offload_binary_version:
+// 1 reads as 19, 2 as 23).
+Llvm19Verdict llvm_verdict(Bytes rest, target::LlvmRelease release);
 // object_error texts: "Invalid data was encountered while parsing the file" /
 // "The end of the file was unexpectedly encountered".
 std::string_view llvm19_verdict_text(Llvm19Verdict v);

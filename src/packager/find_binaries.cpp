@@ -25,8 +25,8 @@ bool elf_with_offloading_type(Bytes data) {
 
 class Walker {
  public:
-  Walker(std::shared_ptr<const InputFile> in, Diagnostics d, std::vector<FoundImage>& out)
-      : in_(std::move(in)), diag_(d), out_(out) {}
+  Walker(std::shared_ptr<const InputFile> in, Diagnostics d, target::LlvmRelease release, std::vector<FoundImage>& out)
+      : in_(std::move(in)), diag_(d), release_(release), out_(out) {}
 
   // `data` is a whole named item (the input or an archive member) starting at
   // `file_off` of the input; errors name it and count offsets from its start.
@@ -60,7 +60,6 @@ class Walker {
     }
   }
 
- private:
   // The binaries filling `section` (at `named_off` inside the named item, at
   // `file_off` inside `source`), one after another as LLVM 19 reads them.
   void binaries(Bytes section, std::uint64_t named_off, std::uint64_t file_off, const std::string& name,
@@ -68,7 +67,7 @@ class Walker {
                 const std::shared_ptr<const InputFile>& source) {
     for (std::uint64_t off = 0; off < section.size();) {
       if (diag_ == Diagnostics::Llvm19) {
-        const auto verdict = formats::llvm19_verdict(section.subspan(off));
+        const auto verdict = formats::llvm_verdict(section.subspan(off), release_);
         if (verdict != formats::Llvm19Verdict::Accepted)
           throw LlvmError(std::string(formats::llvm19_verdict_text(verdict)));
       }
@@ -90,16 +89,31 @@ class Walker {
     }
   }
 
+ private:
   std::shared_ptr<const InputFile> in_;
   Diagnostics diag_;
+  target::LlvmRelease release_;
   std::vector<FoundImage>& out_;
 };
 
 }  // namespace
 
-std::vector<FoundImage> find_offload_images(const std::shared_ptr<const InputFile>& in, Diagnostics diagnostics) {
+std::vector<FoundImage> find_offload_images(const std::shared_ptr<const InputFile>& in, Diagnostics diagnostics,
+                                            target::LlvmRelease release) {
   std::vector<FoundImage> out;
-  Walker(in, diagnostics, out).walk(in->bytes(), 0, in->path(), in->path() == "-" ? "<stdin>" : in->path(), "", 0);
+  Walker(in, diagnostics, release, out)
+      .walk(in->bytes(), 0, in->path(), in->path() == "-" ? "<stdin>" : in->path(), "", 0);
+  return out;
+}
+
+std::vector<FoundImage> find_nested_images(const FoundImage& outer, Diagnostics diagnostics,
+                                           target::LlvmRelease release) {
+  std::vector<FoundImage> out;
+  const std::uint64_t at = outer.entry.image_offset;
+  const Bytes image = outer.source->bytes().subspan(at, outer.entry.image_size);
+  Walker(outer.source, diagnostics, release, out)
+      .binaries(image, at, at, outer.source->path(), outer.origin,
+                fmt::format("{}, entry {} nested", outer.container, outer.entry_index), outer.source);
   return out;
 }
 

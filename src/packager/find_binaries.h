@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "formats/offload_binary.h"
+#include "target/llvm_release.h"
 
 namespace ot {
 class InputFile;
@@ -39,9 +40,18 @@ struct FoundImage {
 
 enum class Diagnostics {
   Native,  // offloadtool's own messages for every problem
-  Llvm19,  // where LLVM 19's OffloadBinary parser fails, its exact words (as ot::LlvmError)
+  Llvm19,  // where LLVM's OffloadBinary parser fails, its exact words (as ot::LlvmError); which
+           // release's parser: the `release` argument below (formats::llvm_verdict)
 };
 
-std::vector<FoundImage> find_offload_images(const std::shared_ptr<const InputFile>& in, Diagnostics diagnostics);
+std::vector<FoundImage> find_offload_images(const std::shared_ptr<const InputFile>& in, Diagnostics diagnostics,
+                                            target::LlvmRelease release = target::LlvmRelease::Llvm19);
+
+// The images of the binaries filling `outer`'s image, which starts with the
+// OffloadBinary magic (LLVM 23 extracts those instead of the image): read as
+// LLVM reads a section, one binary after another. Offsets count in
+// outer.source; the container says where it was nested.
+std::vector<FoundImage> find_nested_images(const FoundImage& outer, Diagnostics diagnostics,
+                                           target::LlvmRelease release);
 
 }  // namespace ot::packager

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <deque>
 #include <memory>
 #include <variant>
 
@@ -67,10 +68,10 @@ struct PlannedOutput {
 
 }  // namespace
 
-formats::ImageKind image_kind_for(const std::string& path, Bytes head) {
+formats::ImageKind image_kind_for(const std::string& path, Bytes head, target::LlvmRelease release) {
   if (formats::is_llvm_bitcode(head)) return formats::ImageKind::Bitcode;
   const std::string_view ext = llvm_path::extension(path);  // ".cubin"
-  return formats::image_kind_from_extension(ext.empty() ? ext : ext.substr(1));
+  return formats::image_kind_from_extension(ext.empty() ? ext : ext.substr(1), release);
 }
 
 void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics d,
@@ -101,8 +102,8 @@ void create_package(const std::vector<ImageArgs>& images, const std::string& out
       Prepared p;
       p.file = open_input(path, d);
       const Bytes bytes = p.file->bytes();
-      p.desc.image_kind =
-          static_cast<std::uint16_t>(image_kind_for(path, bytes.first(std::min<std::size_t>(4, bytes.size()))));
+      const Bytes head = bytes.first(std::min<std::size_t>(4, bytes.size()));
+      p.desc.image_kind = static_cast<std::uint16_t>(image_kind_for(path, head, release));
       p.desc.image_size = p.file->size();
       for (const formats::OffloadString* a : keys) {
         if (a->key == "kind")
@@ -155,18 +156,47 @@ bool image_matches(const ImageArgs& args, const formats::OffloadEntry& entry,
 
 ExtractResult extract_package(const std::string& input, const ExtractOptions& options, Diagnostics d) {
   const std::shared_ptr<InputFile> in = InputFile::open(input);  // "'<path>': <strerror>" in both styles
-  std::vector<FoundImage> images;
-  try {
-    images = find_offload_images(in, d);
-  } catch (const std::exception&) {
-    // A damaged binary: how the refusing release reads it is not written either.
-    if (!options.refuse_images.empty()) fail(input, "{}", options.refuse_images);
-    throw;
-  }
-  if (!images.empty() && !options.refuse_images.empty()) fail(input, "{}", options.refuse_images);
+  const std::vector<FoundImage> images = find_offload_images(in, d, options.release);
+  const target::ReleaseTraits& traits = target::traits(options.release);
+  const bool llvm23 = d == Diagnostics::Llvm19 && traits.packager_extracts_all;
 
   ExtractResult result;
   std::vector<PlannedOutput> plan;
+  // LLVM 23 reads a nested binary when it reaches its image; they are read
+  // here while planning (an error leaves nothing). Held in a deque: the plan
+  // points at them.
+  std::deque<FoundImage> nested;
+  const std::string stem(llvm_path::stem(input));
+  const auto generate = [&](const std::vector<const FoundImage*>& matches) {
+    std::uint64_t n = 0;
+    // Depth first, each image's nested images in place of it. Iterative: a
+    // binary nested in each previous one costs 72 bytes a level.
+    std::vector<const FoundImage*> todo(matches.rbegin(), matches.rend());
+    while (!todo.empty()) {
+      const FoundImage* f = todo.back();
+      todo.pop_back();
+      const Bytes image = f->source->bytes().subspan(f->entry.image_offset, f->entry.image_size);
+      if (llvm23 && formats::has_offload_binary_magic(image)) {
+        const std::size_t first = nested.size();
+        for (FoundImage& inner : find_nested_images(*f, d, options.release)) nested.push_back(std::move(inner));
+        for (std::size_t i = nested.size(); i > first; --i) todo.push_back(&nested[i - 1]);
+        continue;
+      }
+      const formats::OffloadEntry& e = f->entry;
+      const std::string arch = llvm23 && e.arch().empty() ? std::string() : fmt::format("-{}", e.arch());
+      std::string name = fmt::format("{}-{}{}.{}.{}", stem, e.triple(), arch, n++,
+                                     formats::image_kind_extension(e.image_kind, options.release));
+      result.generated.push_back(name);
+      if (!options.directory.empty()) name = options.directory + "/" + name;
+      plan.push_back({std::move(name), SingleOutput{f}});
+    }
+  };
+
+  if (llvm23 && options.selectors.empty()) {
+    std::vector<const FoundImage*> all;
+    for (const FoundImage& f : images) all.push_back(&f);
+    generate(all);
+  }
   for (const ImageArgs& args : options.selectors) {
     std::vector<const FoundImage*> matches;
     for (const FoundImage& f : images)
@@ -183,14 +213,7 @@ ExtractResult extract_package(const std::string& input, const ExtractOptions& op
       if (matches.size() > 1) options.warn(fmt::format(fmt::runtime(llvm_text::kMultipleMatches), *file));
       plan.push_back({*file, SingleOutput{matches.back()}});
     } else {
-      const std::string stem(llvm_path::stem(input));
-      for (std::size_t n = 0; n < matches.size(); ++n) {
-        const formats::OffloadEntry& e = matches[n]->entry;
-        std::string name = fmt::format("{}-{}-{}.{}.{}", stem, e.triple(), e.arch(), n,
-                                       formats::image_kind_extension(e.image_kind));
-        if (!options.directory.empty()) name = options.directory + "/" + name;
-        plan.push_back({std::move(name), SingleOutput{matches[n]}});
-      }
+      generate(matches);
     }
   }
 

@@ -33,8 +33,8 @@ namespace ot::packager {
 void create_package(const std::vector<ImageArgs>& images, const std::string& output, Diagnostics diagnostics,
                     target::LlvmRelease release);
 
-// The image kind LLVM 19 gives `path` with contents starting with `head`.
-formats::ImageKind image_kind_for(const std::string& path, Bytes head);
+// The image kind LLVM of `release` gives `path` with contents starting with `head`.
+formats::ImageKind image_kind_for(const std::string& path, Bytes head, target::LlvmRelease release);
 
 // ---- Extraction --------------------------------------------------------------
 
@@ -52,25 +52,30 @@ struct ExtractOptions {
   std::string directory;             // where generated names go ("" = current directory)
   std::uint64_t sym64_threshold = std::uint64_t{1} << 32;
   std::optional<target::LlvmRelease> kind_release;  // how kind= selects (image_matches)
+  // Whose llvm-offload-binary Llvm19 diagnostics impersonate: its reader's
+  // words (formats::llvm_verdict), and with ReleaseTraits::packager_extracts_all
+  // (23) its extraction: every image when there are no selectors, an image
+  // that is an OffloadBinary replaced by its images (recursively), the names
+  // "<stem>-<triple>.<n>.<ext>" where the arch is empty, "spv" for SPIR-V.
+  target::LlvmRelease release = target::LlvmRelease::Llvm19;
   // Called at once with "Multiple inputs match to a single file, '<file>'".
   std::function<void(const std::string&)> warn = [](const std::string&) {};
-  // Not empty: the error when the input holds any image, or a damaged one (a
-  // release whose extraction is not written yet: LLVM 23's). An input with
-  // none is read as every release reads it (nothing extracted, exit 0).
-  std::string refuse_images;
 };
 
 struct ExtractResult {
-  std::vector<std::string> written;  // output paths, in order
+  std::vector<std::string> written;    // output paths, in order
+  std::vector<std::string> generated;  // those written under generated names, as named (23 reports them)
 };
 
 // Extracts from `input` ("-" = stdin) per selector, as LLVM 19 does: no match
 // writes nothing; with --archive the matches form one archive named by `file`
 // (members named by each binary's origin); else with `file` the last match
 // is written there (a warning when there are several); else each match goes
-// to "<stem>-<triple>-<arch>.<n>.<ext>". Everything is validated before the
+// to "<stem>-<triple>-<arch>.<n>.<ext>", n counting from 0 per selector (LLVM
+// 23: see ExtractOptions::release). Everything is validated before the
 // first byte is written and all outputs are committed together (LLVM writes
-// each as it goes, so an error in a later selector leaves earlier files).
+// each as it goes, so an error in a later selector, or in 23 in a nested
+// binary, leaves earlier files).
 ExtractResult extract_package(const std::string& input, const ExtractOptions& options, Diagnostics diagnostics);
 
 }  // namespace ot::packager

@@ -25,6 +25,8 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_help_without_arguments = false,
         .packager_old_name_deprecated = false,
         .offload_binary_version = 1,
+        .packager_extracts_all = false,
+        .spirv_image_kind = false,
     },
     {
         .release = LlvmRelease::Llvm22,
@@ -44,6 +46,8 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_help_without_arguments = true,
         .packager_old_name_deprecated = true,
         .offload_binary_version = 1,
+        .packager_extracts_all = false,
+        .spirv_image_kind = false,
     },
     {
         .release = LlvmRelease::Llvm23,
@@ -63,6 +67,8 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_help_without_arguments = true,
         .packager_old_name_deprecated = true,
         .offload_binary_version = 2,
+        .packager_extracts_all = true,
+        .spirv_image_kind = true,
     },
 };
 static_assert(std::ranges::is_sorted(kReleases, {}, &ReleaseTraits::major));

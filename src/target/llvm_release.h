@@ -62,8 +62,19 @@ struct ReleaseTraits {
   bool packager_help_without_arguments;  // help (exit 0) when neither -o nor an input is given; 19: nothing
   bool packager_old_name_deprecated; // a warning when argv[0]'s stem ends with clang-offload-packager
   // The OffloadBinary version llvm-offload-binary writes: 1 (one binary per
-  // image, <= 22) or 2 (one binary holding every image, 23).
+  // image, <= 22) or 2 (one binary holding every image, 23). It is also the
+  // highest version LLVM's own reader accepts (OffloadBinary::Version), with
+  // that reader's checks (formats::llvm_verdict); offloadtool reads version 2
+  // under every release.
   std::uint16_t offload_binary_version;
+  // Extracting (23, PR #184774): without --image every image is extracted;
+  // each file written under a generated name is reported on stdout
+  // ("Extracted: <name>"); an image that is itself an OffloadBinary gives its
+  // images instead (recursively, numbered with the same counter); an empty
+  // arch adds no "-<arch>" to the name. 19 and 22: none of that.
+  bool packager_extracts_all;
+  // Image kind 6 is SPIR-V, extension "spv" (23); 19 and 22 know 0-5 only.
+  bool spirv_image_kind;
 };
 
 const ReleaseTraits& traits(LlvmRelease release);

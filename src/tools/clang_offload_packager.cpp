@@ -1,6 +1,6 @@
 // The clang-offload-packager personality (also llvm-offload-binary): the
 // command line and messages of LLVM 19.1.7's clang-offload-packager
-// (llvm-behaviour.md 3.5) or of 22.1.8's llvm-offload-binary, by the release
+// (llvm-behaviour.md 3.5) or of 22.1.8's or 23.1.4's llvm-offload-binary, by the release
 // impersonated (target::ReleaseTraits, packager_* fields), over the shared
 // packager engine.
 #include <cstdlib>
@@ -72,19 +72,17 @@ int run_clang_offload_packager(const cli::Invocation& inv) {
       packager::create_package(images, output, packager::Diagnostics::Llvm19, inv.release);
     } else if (!input.empty()) {
       packager::ExtractOptions options;
-      // 23 extracts every image without --image, prints "Extracted:" lines and
-      // recurses into nested binaries (docs/llvm23.md): not done yet.
-      if (traits.offload_binary_version != 1)
-        options.refuse_images = fmt::format(
-            "extracting as LLVM {}'s llvm-offload-binary is not implemented yet (every image without --image, "
-            "'Extracted:' lines, nested binaries): use release 22 (OFFLOADTOOL_LLVM=22, llvm-offload-binary-22)",
-            traits.major);
       options.selectors = std::move(images);
       options.archive = p.flag("archive");
       options.sym64_threshold = sym64_threshold();
       options.kind_release = inv.release;
+      options.release = inv.release;
       options.warn = [&](const std::string& w) { cli::print_warning(inv.argv0, w); };
-      packager::extract_package(input, options, packager::Diagnostics::Llvm19);
+      const packager::ExtractResult result = packager::extract_package(input, options, packager::Diagnostics::Llvm19);
+      // 23 reports each file it wrote under a generated name (after writing it:
+      // offloadtool commits them all first).
+      if (traits.packager_extracts_all)
+        for (const std::string& name : result.generated) print(fmt::format("Extracted: {}\n", name));
     }
     return 0;
   });

@@ -179,6 +179,7 @@ def run_cases(root):
         check('extract: member e.o', c.files()['lib.a'].startswith(b'!<arch>\ne.o/'), c.files()['lib.a'][:80])
 
     release_cases(root)
+    version2_cases(root)
 
 
 def under_release(release, fn):
@@ -244,6 +245,64 @@ def release_cases(root):
                                               0, '', files=['h.a', 's.a']))
         a = c.files().get('h.a', b'')
         check('extract %s: two hip members' % release, a.count(b'm.bin/') == 2, a[:200])
+
+
+def version2_cases(root):
+    """LLVM 23's OffloadBinary version 2 (23-packager-3.bin: tgt1, tgt2 and
+    host.i in one binary, as llvm-offload-binary 23 wrote it), alone and after
+    LLVM 19's three version-1 binaries: package list/extract, list and
+    unbundle read it under every release, and so does the packager
+    personality of 19 and 22 (whose own tools reject version 2: a deliberate
+    difference). Every image read must be the file packaged."""
+    images = {'tgt1': golden('tgt1'), 'tgt2': golden('tgt2'), 'host.i': golden('host.i')}
+    v2 = golden('23-packager-3.bin')
+    mixed = golden('19-packager-3.bin') + v2
+    for release in ('19', '22', '23'):
+        c = Case(root, {'v2.bin': v2, 'mixed.bin': mixed})
+        got = under_release(release, lambda: expect('package list %s: version 2' % release, c,
+                                                    ['list', '--json', 'mixed.bin'], 0, None, files=[]))
+        found = json.loads(got[1])['images'] if got[0] == 0 else []
+        check('package list %s: six images, the last three in one version 2 binary' % release,
+              [i['binary']['version'] for i in found] == [1, 1, 1, 2, 2, 2], got[1][:400])
+        args = ['extract', 'mixed.bin', '--archive', '--image', 'file=omp.a,kind=openmp']
+        under_release(release, lambda: expect('package extract --archive %s: version 2' % release, c, args, 0, '',
+                                              files=['omp.a']))
+        # The last match of each (LLVM 23's) is written.
+        args = ['extract', 'mixed.bin', '--image', 'file=t2.o,kind=cuda', '--image',
+                'file=h.i,triple=x86_64-unknown-linux-gnu']
+        warn = "offloadtool package: warning: Multiple inputs match to a single file, '%s'\n"
+        under_release(release, lambda: expect('package extract %s: version 2' % release, c, args, 0, '',
+                                              warn % 't2.o' + warn % 'h.i', files=['h.i', 'omp.a', 't2.o']))
+        a = c.files().get('omp.a', b'')
+        check('package extract %s: both tgt1 in the archive' % release, a.count(images['tgt1']) == 2, a[:200])
+        check('package extract %s: tgt2 and host.i' % release,
+              c.files().get('t2.o') == images['tgt2'] and c.files().get('h.i') == images['host.i'])
+
+        c = Case(root, {'mixed.bin': mixed})
+        r = under_release(release, lambda: harness.run([OT, 'list', 'mixed.bin'], cwd=c.dir, text=True))
+        check('list %s: six entries in four binaries' % release,
+              r.returncode == 0 and r.stdout.endswith('mixed.bin: 6 entries in 4 containers, 114 B\n'), r.stdout)
+        r = under_release(release, lambda: harness.run([OT, 'unbundle', '--extract-dir', 'xd', 'mixed.bin'],
+                                                       cwd=c.dir))
+        out = {k: v for k, v in c.files().items() if k.startswith('xd/')}
+        check('unbundle --extract-dir %s: version 2' % release,
+              r.returncode == 0 and len(out) == 6 and sorted(out.values()) == sorted(list(images.values()) * 2),
+              (r.returncode, r.stderr, sorted(out)))
+
+    # The packager personality of 19 and 22 reads version 2 (23: packager-diff-23 compares with LLVM 23).
+    for release in ('19', '22'):
+        c = Case(root, {'mixed.bin': mixed})
+        os.makedirs(c.path('bin'))
+        os.symlink(OT, c.path('bin/llvm-offload-binary-' + release))
+        r = harness.run(['bin/llvm-offload-binary-' + release, 'mixed.bin', '--image=kind=openmp',
+                         '--image=file=h.i,kind=hip'], cwd=c.dir)
+        got = {k: v for k, v in c.files().items() if not k.startswith('bin/') and k != 'mixed.bin'}
+        # 19 numbers hip 3, so LLVM 23's hip image (4) is not selected by 19's kind=hip, only 19's own.
+        check('llvm-offload-binary-%s reads version 2' % release,
+              r.returncode == 0 and r.stdout == b'' and got == {
+                  'mixed-amdgcn-amd-amdhsa-gfx908.0.': images['tgt1'],
+                  'mixed-amdgcn-amd-amdhsa-gfx908.1.': images['tgt1'], 'h.i': images['host.i']},
+              (r.returncode, r.stderr, sorted(got)))
 
 
 if __name__ == '__main__':

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Differential test: offloadtool's clang-offload-packager personality against
 the real tool of the suite's LLVM release (harness.RELEASE, $OT_LLVM_RELEASE:
-19's clang-offload-packager, or 22's llvm-offload-binary, of which
-clang-offload-packager is a symlink). meson registers this one suite twice,
-packager-diff (19) and packager-diff-22.
+19's clang-offload-packager, or 22's or 23's llvm-offload-binary, of which
+clang-offload-packager is a symlink). meson registers this one suite three
+times, packager-diff (19), packager-diff-22 and packager-diff-23.
 
 Each case runs a sequence of command lines once with each tool, in two
 directories populated with identical inputs. Both tools are invoked through a
@@ -24,7 +24,8 @@ What differs between the releases (the OffloadKind numbers of hip and sycl,
 22's help without arguments, optional triple, 'file' message and deprecation
 warning under the old name) is covered by the same cases run under each, and
 by release_facts(), which checks the numbers both tools write against the
-reference notes copied here.
+reference notes copied here. Under 23, cases23() adds 23's extraction: version
+2, mixed and nested inputs, the names, 23's reader's errors, clang 23's objects.
 
 Where offloadtool is deliberately different from LLVM the case asserts
 offloadtool's behaviour instead and says why next to it.
@@ -54,33 +55,10 @@ NAMES = ('llvm-offload-binary', 'x86_64-linux-gnu-clang-offload-packager', 'clan
 # The OffloadKind each release writes for kind=hip and kind=sycl (the
 # project's reference notes, section 2.1: 19 writes 3 and 0, 22 writes 4 and 8).
 KIND_NUMBERS = {'19': {'hip': 3, 'sycl': 0}, '22': {'hip': 4, 'sycl': 8}, '23': {'hip': 4, 'sycl': 8}}[harness.RELEASE]
-# LLVM 23 writes OffloadBinary version 2 (offloadtool too) but extracts otherwise
-# (every image without --image, "Extracted:" lines, nested binaries): not done,
-# so offloadtool as 23 refuses to extract. Under 23 a case that extracts is not
-# compared; offloadtool's refusal is checked instead (docs/llvm23.md).
-REFUSES_EXTRACTING = harness.RELEASE == '23'
 # The clang that makes the host objects the extraction cases read: under 23
-# (whose extraction cases only check the refusal) clang 22 on this machine,
-# which has ptxas for the nvptx object (the sid chroot has none).
-INPUT_CLANG = '/usr/lib/llvm-22/bin/clang' if REFUSES_EXTRACTING else CLANG
-
-
-def extracts(cmd):
-    """Whether a command of a case extracts (an input, no -o)."""
-    if cmd[0] == 'sh':
-        return False
-    args = cmd[0]
-    if any(a == '-o' or a.startswith('-o') or a.startswith('--o') or a.startswith('@') for a in args):
-        return False
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-        elif a in ('--image', '-image'):
-            skip = True
-        elif a == '-' or not a.startswith('-'):
-            return True
-    return False
+# clang 22 on this machine, which has ptxas for the nvptx object (the sid
+# chroot has none); clang 23's own objects (version 2 binaries) are cases23's.
+INPUT_CLANG = '/usr/lib/llvm-22/bin/clang' if harness.RELEASE == '23' else CLANG
 harness.VERBOSE = harness.VERBOSE or bool(os.environ.get('PACKAGER_DIFF_VERBOSE'))
 FILTER = sys.argv[1] if len(sys.argv) > 1 else None
 
@@ -138,6 +116,43 @@ def ob(image, kind=0, offload=0, strings=(), version=1):
         struct.pack_into('<QQ', b, 72 + 16 * i, strtab + ko, strtab + vo)
     b[strtab:strtab + len(table)] = table
     b[img:img + len(image)] = image
+    return bytes(b)
+
+
+def ob2(*entries, version=2):
+    """A version-2 OffloadBinary holding `entries` ((image, image kind, offload
+    kind, [(key, value)]), in order) laid out as LLVM 23 writes one (reference
+    notes 2.1; the string table is written naively, which LLVM's reader accepts)."""
+    table = b'\0'
+    records = []
+    for _, _, _, strings in entries:
+        for k, v in strings:
+            ko = len(table)
+            table += k.encode() + b'\0'
+            vo = len(table)
+            table += v.encode() + b'\0'
+            records.append((ko, vo, len(v.encode())))
+    strtab = 32 + 40 * len(entries) + 24 * len(records)
+    img = (strtab + len(table) + 7) // 8 * 8
+    size = (img + sum(len(e[0]) for e in entries) + 7) // 8 * 8
+    b = bytearray(size)
+    b[0:4] = b'\x10\xff\x10\xad'
+    struct.pack_into('<IQQQ', b, 4, version, size, 32, len(entries))
+    rec, at = 32 + 40 * len(entries), img
+    for i, (image, kind, offload, strings) in enumerate(entries):
+        struct.pack_into('<HHIQQQQ', b, 32 + 40 * i, kind, offload, 0, rec, len(strings), at, len(image))
+        b[at:at + len(image)] = image
+        rec += 24 * len(strings)
+        at += len(image)
+    for i, (ko, vo, vlen) in enumerate(records):
+        struct.pack_into('<QQQ', b, 32 + 40 * len(entries) + 24 * i, strtab + ko, strtab + vo, vlen)
+    b[strtab:strtab + len(table)] = table
+    return bytes(b)
+
+
+def patched(data, offset, fmt, value):
+    b = bytearray(data)
+    struct.pack_into(fmt, b, offset, value)
     return bytes(b)
 
 
@@ -409,6 +424,133 @@ def cases(tmp):
             yield ('obj-truncated', {'t.o': x[:100]}, [P('t.o', '--image=kind=openmp')])
             yield ('obj-truncated-archive', {'t.a': oi['lib.a'][:100]}, [P('t.a', '--image=kind=openmp')])
 
+    if harness.RELEASE == '23':
+        yield from cases23(tmp, ex)
+
+
+def cases23(tmp, ex):
+    """LLVM 23's extraction (reference notes 2.4, 2.5; docs/llvm23.md): version
+    2 and mixed inputs, every image without --image and the "Extracted:" lines,
+    nested binaries, the names (empty arch, SPIR-V), 23's reader's errors.
+    Each one fails against offloadtool's former refusal to extract as 23."""
+    amd = [('triple', 'amdgcn-amd-amdhsa'), ('arch', 'gfx906')]
+    v2 = ob2((b'ABCDE', 1, 4, amd),
+             (b'xyz', 2, 1, [('triple', 'x86_64-pc-linux-gnu'), ('arch', '')]),
+             (b'QQQQQQQ', 3, 2, [('triple', 'nvptx64-nvidia-cuda'), ('arch', 'sm_70')]),
+             (b'SPV', 6, 8, [('triple', 'spirv64-intel')]),
+             (b'K9', 9, 0, [('arch', 'a'), ('triple', '')]))
+    v1 = ob(b'V1IMG', 1, 1, [('triple', 'x86_64-pc-linux-gnu'), ('arch', 'generic')])
+    inner2 = ob2((b'IN1', 1, 4, [('triple', 'amdgcn-amd-amdhsa'), ('arch', 'gfx906')]),
+                 (b'IN2xx', 2, 4, [('triple', 'amdgcn-amd-amdhsa'), ('arch', 'gfx90a')]))
+    inner1 = (ob(b'V1A', 1, 2, [('triple', 'nvptx64-nvidia-cuda'), ('arch', 'sm_70')])
+              + ob(b'V1B', 3, 2, [('triple', 'nvptx64-nvidia-cuda'), ('arch', 'sm_80')]))
+    host = [('triple', 'x86_64-pc-linux-gnu'), ('arch', 'generic')]
+    nested = ob2((b'PLAIN', 1, 1, host), (inner2, 0, 1, [('triple', 'host'), ('arch', 'outer')]),
+                 (inner1, 0, 2, [('triple', 'host')]), (b'TAIL', 5, 2, [('triple', 'x86_64-pc-linux-gnu')]))
+    files = dict(ex, **{
+        'v2.bin': v2, 'mixed.bin': v1 + v2 + ex['multi.bin'], 'nested.bin': nested,
+        'deep.bin': ob2((ob2((nested, 0, 1, [('triple', 'mid')])), 0, 1, [('triple', 'top')])),
+        # The nested binary starts 3 bytes after an 8-aligned offset (images follow each other unpadded).
+        'unaligned.bin': ob2((b'ODD', 1, 1, [('triple', 'a')]), (inner2, 0, 1, [('triple', 'b')])),
+        'in-v1.bin': ob(inner2, 0, 1, host),  # a version 1 binary holding a version 2 one
+        'empty-inner.bin': ob2((patched(inner2, 24, '<Q', 0), 0, 1, host)) + v1,
+        'r2.spv': b'SPIRV',
+    })
+    for src in ('v2.bin', 'mixed.bin', 'multi.bin', 'p3.bin', 'dir/m.bin', 'nested.bin', 'deep.bin', 'unaligned.bin',
+                'in-v1.bin', 'empty-inner.bin'):
+        yield ('x23-all-%s' % src, files, [P(src)])
+        for sel in ('kind=openmp', 'kind=hip', 'triple=host', 'arch=gfx906', 'triple=amdgcn-amd-amdhsa',
+                    'arch=', 'kind=sycl'):
+            yield ('x23-gen-%s-%s' % (src, sel), files, [P(src, '--image=' + sel)])
+        yield ('x23-file-%s' % src, files, [P(src, '--image=file=o.bin,triple=host', '--image=file=k.bin,kind=openmp')])
+        yield ('x23-archive-%s' % src, files, [P(src, '--image=file=o.a', '--image=file=h.a,triple=host', '--archive')])
+        yield ('x23-two-%s' % src, files, [P(src, '--image=kind=openmp', '--image=kind=cuda', '--image=kind=openmp')])
+    yield ('x23-all-stdin', files, [P('-', stdin=nested)])
+    yield ('x23-all-stdin-archive', files, [P('-', '--image=file=s.a', '--archive', stdin=v2)])
+    yield ('x23-all-output-missing-dir', files, [P('v2.bin', '--image=file=nodir/x,kind=hip')])
+    # --archive without --image: every image under its generated name.
+    yield ('x23-all-archive-flag', files, [P('nested.bin', '--archive')])
+    # An output LLVM cannot write stops it after the files of the --image before (a deliberate difference).
+    yield ('x23-partial-output-missing-dir', files,
+           [P('v2.bin', '--image=kind=hip', '--image=file=nodir/x,kind=openmp')])
+    yield ('x23-all-names', dict(files, **{'.hidden': v2, 'x.y.z': nested, 'dir/d.e.bin': v2}),
+           [P('.hidden'), P('x.y.z'), P('dir/d.e.bin')])
+    # LLVM 23's own binaries: what its packager wrote, read back.
+    yield ('x23-roundtrip', files, [P('-o', 'r.bin', '--image=file=a.o,triple=t,arch=a,kind=hip',
+                                      '--image=file=tgt1,triple=u,kind=openmp', '--image=file=e.s,triple=t,arch=',
+                                      '--image=file=r2.spv,triple=spirv64,kind=sycl', stdin=None),
+                                    P('r.bin'), P('r.bin', '--image=kind=hip')])
+    yield ('x23-roundtrip-nested', files, [P('-o', 'in.bin', '--image=file=a.o,triple=t,arch=a,kind=hip'),
+                                           P('-o', 'out.bin', '--image=file=in.bin,triple=h,arch=g,kind=openmp'),
+                                           P('out.bin'), P('out.bin', '--image=kind=openmp'),
+                                           P('out.bin', '--image=kind=openmp,file=raw.bin')])
+    yield ('x23-zero-images', files, [P('-o', 'z.bin'), P('z.bin')])
+
+    # 23's reader: its words where it fails (an input it cannot read writes nothing).
+    good = v2
+    n = len(good)
+    damaged = {
+        'version-0': patched(good, 4, '<I', 0), 'version-3': patched(good, 4, '<I', 3),
+        'version-4': patched(good, 4, '<I', 4), 'v1-version-3': patched(v1, 4, '<I', 3) + good,
+        'count-1000': patched(good, 24, '<Q', 1000), 'count-0-then-good': patched(good, 24, '<Q', 0) + good,
+        'truncated-8': good[:-8], 'truncated-half': good[:n // 2], 'truncated-31': good[:31],
+        'truncated-71': good[:71], 'truncated-second': good + good[:100],
+        'trailing-zeros': good + bytes(8), 'trailing-zeros-80': good + bytes(80), 'trailing-junk': good + b'garbage!',
+        'size-unaligned-last': patched(good, 8, '<Q', n - 3),
+        'size-unaligned-then-good': patched(good[:n - 3], 8, '<Q', n - 3) + good,
+        'size-small': patched(good, 8, '<Q', 39), 'size-huge': patched(good, 8, '<Q', 1 << 63),
+        'entries-at-40': patched(good, 16, '<Q', 40), 'entries-at-0': patched(good, 16, '<Q', 0),
+        'entries-past-end': patched(good, 16, '<Q', n),
+        'strings-past-end': patched(good, 32 + 8, '<Q', n), 'string-count': patched(good, 32 + 16, '<Q', 1000),
+        'image-offset-past-end': patched(good, 32 + 80 + 24, '<Q', n + 1),
+        'value-length-0': patched(good, 32 + 200 + 16, '<Q', 0),
+        # A version 1's field at 0x18 (19's and 22's entry size) is not read by 23.
+        'v1-entry-size': patched(v1, 24, '<Q', len(v1)) + good,
+        # 23 checks version 1's string records as 24 bytes each.
+        'v1-strings-24': patched(patched(v1, 32 + 8, '<Q', len(v1) - 40), 32 + 16, '<Q', 2),
+    }
+    for name, data in damaged.items():
+        yield ('x23-damaged-%s' % name, {'in.bin': data}, [P('in.bin'), P('in.bin', '--image=triple=t')])
+    # A nested binary 23 cannot read stops it there, after writing the images before it.
+    bad = {'junk-after': inner2 + b'junkjunk', 'short': b'\x10\xff\x10\xad' + bytes(20),
+           'version-3': patched(inner2, 4, '<I', 3), 'truncated': inner2[:-8]}
+    for name, inner in bad.items():
+        data = ob2((b'FIRST', 1, 1, [('triple', 'a')]), (inner, 0, 1, [('triple', 'b')]), (b'LAST', 1, 1, []))
+        yield ('x23-nested-bad-%s' % name, {'in.bin': data}, [P('in.bin')])
+        yield ('x23-nested-bad-%s-selected' % name, {'in.bin': data}, [P('in.bin', '--image=kind=openmp')])
+    # Where 23 reads past the binary (an image or a value beyond its end, an
+    # image over the header): offloadtool refuses the input instead.
+    overread = {
+        'image-past-end': patched(good, 32 + 24, '<Q', n - 2),
+        'image-size-past-end': patched(good, 32 + 32, '<Q', 1000),
+        'key-past-end': patched(good, 32 + 200, '<Q', 5000),
+        'value-length-past-end': patched(good, 32 + 200 + 16, '<Q', 5000),
+        'image-over-header': patched(good, 32 + 24, '<Q', 8),
+    }
+    for name, data in overread.items():
+        yield ('x23-overread-%s' % name, {'in.bin': data}, [P('in.bin')])
+
+    # Host objects and archives clang 23 makes: version 2 binaries in .llvm.offloading.
+    src = write(os.path.join(tmp, 'k23.c'), 'int main(void) {\n  int s = 0;\n#pragma omp target map(tofrom: s)\n'
+                '  s = 1;\n  return s != 1;\n}\n')
+    objs = {}
+    for name, flags in (('x86.o', ['-fopenmp-targets=x86_64-pc-linux-gnu']),
+                        ('amd.o', ['--offload-arch=gfx906,gfx90a:xnack+', '-nogpulib']),
+                        ('amd-lto.o', ['--offload-arch=gfx906', '-nogpulib', '-flto'])):
+        obj = os.path.join(tmp, '23-' + name)
+        r = harness.run([CLANG, '-fopenmp', '-c', src, '-o', obj] + flags, text=True)
+        check('clang 23 builds ' + name, r.returncode == 0, r.stderr)
+        if r.returncode == 0:
+            objs[name] = read(obj)
+    if objs:
+        oi = dict(objs)
+        oi['lib.a'] = llvm_ar(objs, tmp, flags='rcs')
+        for src in list(objs) + ['lib.a']:
+            yield ('x23-obj-all-%s' % src, oi, [P(src)])
+            for sel in ('kind=openmp', 'arch=gfx90a:xnack+', 'triple=x86_64-pc-linux-gnu'):
+                yield ('x23-obj-gen-%s-%s' % (src, sel), oi, [P(src, '--image=' + sel)])
+            yield ('x23-obj-archive-%s' % src, oi, [P(src, '--image=file=o.a', '--archive')])
+
 
 # ---------------------------------------------------------------------------
 # Expected differences (deliberate), applied to LLVM's result before comparing.
@@ -422,6 +564,35 @@ def message_only_differences(name, llvm, ours):
         if [t[1] for t in lt] == [t[1] for t in ot] == [1] and lf == of and ot[0][3]:
             return True
     return False
+
+
+def partial_outputs(llvm, ours):
+    """LLVM 23 writes each image as it reaches it, and reads a nested binary
+    only then: one it cannot read (or an output it cannot write) stops it with
+    the files before it written and reported ("Extracted: <name>"). offloadtool reads everything before it
+    writes, so it stops with the same error and nothing written or reported.
+    The transcripts agree but for those lines; LLVM's extra files are the ones
+    it reported."""
+    (lt, lf), (ot, of) = llvm, ours
+    if len(lt) != 1 or len(ot) != 1:
+        return False
+    (_, rc1, o1, e1), (_, rc2, o2, e2) = lt[0], ot[0]
+    lines = o1.splitlines()
+    if not (rc1 == rc2 == 1 and e1 == e2 and e2.count(b'error:') == 1 and o2 == b''
+            and all(line.startswith(b'Extracted: ') for line in lines)):
+        return False
+    left = {line[len(b'Extracted: '):].decode() for line in lines}
+    return set(lf) - set(of) == left and set(of) <= set(lf) and all(lf[k] == of[k] for k in of)
+
+
+def ours_refuses_overread(llvm, ours):
+    """Where LLVM 23 reads past the binary it was given (memory after its copy
+    of it: nothing to compare), offloadtool stops: exit 1, one error line
+    naming the input, the entry and the offset of the field at fault, nothing
+    written."""
+    (_, of), ((_, rc, out, err),) = ours, ours[0]
+    return (rc == 1 and out == b'' and err.count(b'error:') == 1 and b': error: in.bin: entry 0: ' in err
+            and b', at offset 0x' in err and set(of) == {'in.bin'})
 
 
 def read_v2(data):
@@ -534,21 +705,21 @@ def run_cases(tmp):
     for index, (name, files, commands) in enumerate(cases(tmp)):
         if FILTER and FILTER not in name:
             continue
+        if harness.RELEASE == '23' and joined_keys(commands):
+            # LLVM 23 writes the freed memory of a joined value (dangling_joined_values).
+            # Under meson's MALLOC_PERTURB_ that memory is one byte repeated, and where
+            # the byte spells a key ('x' is 120) the tail-merged string table points
+            # that key into it too: these cases run without it.
+            commands = [c if c[0] == 'sh' else (c[0], c[1], dict(c[2], MALLOC_PERTURB_=None)) + tuple(c[3:])
+                        for c in commands]
         a = run_case(theirs, index, files, commands)
         b = run_case(ours, index, files, commands)
-        if REFUSES_EXTRACTING and a != b and any(extracts(c) for c in commands):
-            # The first command whose outcome differs is an extraction offloadtool refuses
-            # (what follows may read what it did not write).
-            first = next(((x, y) for x, y in zip(a[0], b[0]) if x != y), None)
-            if first is None:  # the transcripts agree: the files differ, from an extraction
-                first = (None, next(y for y in b[0] if extracts((y[0],))))
-            args, rc, out, err = first[1]
-            check('%s: offloadtool as 23 refuses to extract' % name,
-                  extracts((args,)) and rc == 1 and not out and err.count(b'error:') == 1
-                  and b'is not implemented yet' in err.splitlines()[-1], (args, rc, out, err))
+        if name.startswith('x23-overread-'):
+            check(name, ours_refuses_overread(a, b), describe(a, b))
             continue
         ok = a == b or message_only_differences(name, a, b) or (
-            harness.RELEASE == '23' and dangling_joined_values(a, b, joined_keys(commands)))
+            harness.RELEASE == '23' and dangling_joined_values(a, b, joined_keys(commands))) or (
+            name.startswith(('x23-nested-bad-', 'x23-partial-')) and partial_outputs(a, b))
         check(name, ok, '' if ok else describe(a, b))
 
 

@@ -1,7 +1,7 @@
-// libFuzzer: the OffloadBinary reader (v1 and v2), LLVM 19's verdict, the
+// libFuzzer: the OffloadBinary reader (v1 and v2), LLVM 19's and 23's verdicts, the
 // container walk over the same bytes (raw binaries, ELF and COFF sections,
 // archives and their members' symbols, bitcode), and a write/read round trip
-// of every v1 entry that parses.
+// of every v1 entry that parses; nested binaries as LLVM 23 reads them.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -42,6 +42,7 @@ void round_trip(const ot::formats::OffloadEntry& e, ot::Bytes data) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const ot::Bytes bytes(reinterpret_cast<const std::byte*>(data), size);
   (void)ot::formats::llvm19_verdict(bytes);
+  (void)ot::formats::llvm23_verdict(bytes);
   try {
     for (const auto& b : ot::formats::read_offload_binaries(bytes, "fuzz.bin")) {
       check(b.offset + b.size <= size);
@@ -56,8 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     std::shared_ptr<const ot::InputFile> in =
         ot::InputFile::from_memory("fuzz", std::vector<std::byte>(bytes.begin(), bytes.end()));
-    for (const auto& f : ot::packager::find_offload_images(in, ot::packager::Diagnostics::Llvm19))
+    constexpr auto r23 = ot::target::LlvmRelease::Llvm23;
+    for (const auto& f : ot::packager::find_offload_images(in, ot::packager::Diagnostics::Llvm19, r23)) {
       check(f.entry.image_offset + f.entry.image_size <= f.source->size());
+      if (ot::formats::has_offload_binary_magic(f.source->bytes().subspan(f.entry.image_offset, f.entry.image_size)))
+        for (const auto& g : ot::packager::find_nested_images(f, ot::packager::Diagnostics::Llvm19, r23))
+          check(g.entry.image_offset >= f.entry.image_offset &&
+                g.entry.image_offset + g.entry.image_size <= f.entry.image_offset + f.entry.image_size);
+    }
   } catch (const ot::Error&) {
   } catch (const ot::LlvmError&) {
   }

@@ -52,8 +52,6 @@ LIBDIR = f'/usr/lib/llvm-{R}/lib'  # libomptarget
 OMPLIB = LIBDIR if R23 else '/usr/lib/llvm-19/lib'  # libomp.so (23: libomp-23-dev's, in the chroot)
 # Where the libraries are seen from here: 23's inside the chroot.
 HOST_VIEW = harness.LLVM23_ROOT if R23 else ''
-# offloadtool as LLVM 23's llvm-offload-binary refuses to extract (docs/llvm23.md).
-REFUSES_EXTRACTING = R23
 CFLAGS = ['-isystem', harness.OMP22_INCLUDE] if R == '22' else []
 LIBS = [f'-L{LIBDIR}', f'-L{OMPLIB}', f'-Wl,-rpath,{LIBDIR}', f'-Wl,-rpath,{OMPLIB}']
 RUN_ENV = {'LD_LIBRARY_PATH': f'{LIBDIR}:{OMPLIB}', 'OMP_TARGET_OFFLOAD': 'MANDATORY'}
@@ -181,22 +179,9 @@ def cases(root):
             r = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=kind=' + kind], cwd=d)
             r2 = s.run([tool, os.path.join('..', name + '-ours.o'), '--image=file=all.a,kind=' + kind, '--archive'],
                        cwd=d)
-            if REFUSES_EXTRACTING and tag == 'ours':
-                check('%s: ours refuses to extract as LLVM 23, in one line, writing nothing' % name,
-                      r.returncode == r2.returncode == 1 and not os.listdir(d) and
-                      all(x.stderr.count('\n') == 1 and 'not implemented' in x.stderr for x in (r, r2)),
-                      r.stderr + r2.stderr)
-                continue
             check('%s: %s extracts' % (name, tag), r.returncode == r2.returncode == 0 and not r.stderr + r2.stderr,
                   r.stderr + r2.stderr)
         da, db = s.path('x-%s-ours' % name), s.path('x-%s-llvm' % name)
-        if REFUSES_EXTRACTING:
-            r1 = s.run([LLVM + '/llvm-ar', 't', os.path.join(db, 'all.a')])
-            check(name + ": LLVM 23 extracts our object's images (%s)" % ', '.join(sorted(os.listdir(db))),
-                  r1.returncode == 0 and len(os.listdir(db)) >= 2, r1.stderr)
-            if link:
-                link_and_run(s, name, flags)
-            continue
         fa, fb = sorted(os.listdir(da)), sorted(os.listdir(db))
         same = fa == fb and all(read(os.path.join(da, n)) == read(os.path.join(db, n)) for n in fa)
         check(name + ': extracted files and archive are identical (%s)' % ', '.join(fa), same and len(fa) >= 2)

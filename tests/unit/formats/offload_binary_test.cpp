@@ -274,6 +274,47 @@ TEST_CASE("reader: every bad field is reported with file and offset") {
   }
 }
 
+TEST_CASE("LLVM 23's verdict (as llvm-offload-binary 23.1.4 answers, docs/llvm23.md)") {
+  using ot::target::LlvmRelease;
+  auto b = y_bin();  // version 1, 0x98 bytes, its entry at 0x20
+  CHECK(llvm23_verdict(b) == Llvm19Verdict::Accepted);
+  SUBCASE("a version 1's field at 0x18 is not read") {
+    put64(b, 24, 0x1000);
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::Accepted);
+    CHECK(llvm19_verdict(b) == Llvm19Verdict::UnexpectedEof);
+    CHECK(llvm_verdict(b, LlvmRelease::Llvm23) == Llvm19Verdict::Accepted);
+    CHECK(llvm_verdict(b, LlvmRelease::Llvm22) == Llvm19Verdict::UnexpectedEof);
+  }
+  SUBCASE("versions 0 and 3") {
+    put32(b, 4, 0);
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::ParseFailed);
+    put32(b, 4, 3);
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::ParseFailed);
+  }
+  SUBCASE("string records count 24 bytes, version 1 too") {
+    put64(b, 0x28, 0x98 - 40);
+    put64(b, 0x30, 2);  // 32 bytes fit, 48 do not
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::UnexpectedEof);
+    CHECK(llvm19_verdict(b) == Llvm19Verdict::Accepted);
+  }
+  SUBCASE("version 2: entries past the size, whatever the count") {
+    put32(b, 4, 2);
+    put64(b, 24, 1000);
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::UnexpectedEof);
+    put64(b, 24, (1ULL << 61) + 1);  // 40 times that wraps to 40 in LLVM
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::UnexpectedEof);
+    put64(b, 24, 0);
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::Accepted);
+  }
+  SUBCASE("image offset past the size") {
+    put64(b, 0x38, 0x99);
+    CHECK(llvm23_verdict(b) == Llvm19Verdict::UnexpectedEof);
+  }
+  SUBCASE("under 72 bytes") {
+    CHECK(llvm23_verdict(Bytes(b).first(71)) == Llvm19Verdict::ParseFailed);
+  }
+}
+
 TEST_CASE("offload kind numbers: hip and sycl by release, names for any release") {
   using ot::target::LlvmRelease;
   // The numbers each release's getOffloadKind gives (reference notes 2.1:

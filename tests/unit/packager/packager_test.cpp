@@ -42,11 +42,18 @@ std::vector<std::string> listing(const TempDir& d) {
 }  // namespace
 
 TEST_CASE("image kind: bitcode magic first, then the extension") {
-  CHECK(packager::image_kind_for("x.o", as_bytes("BC\xC0\xDE")) == formats::ImageKind::Bitcode);
-  CHECK(packager::image_kind_for("x.s", as_bytes("\xDE\xC0\x17\x0B")) == formats::ImageKind::Bitcode);
-  CHECK(packager::image_kind_for("x.s", as_bytes("BC")) == formats::ImageKind::Ptx);
-  CHECK(packager::image_kind_for("x.fatbin", {}) == formats::ImageKind::Fatbinary);
-  CHECK(packager::image_kind_for("x.O", {}) == formats::ImageKind::None);
+  constexpr auto r22 = target::LlvmRelease::Llvm22;
+  CHECK(packager::image_kind_for("x.o", as_bytes("BC\xC0\xDE"), r22) == formats::ImageKind::Bitcode);
+  CHECK(packager::image_kind_for("x.s", as_bytes("\xDE\xC0\x17\x0B"), r22) == formats::ImageKind::Bitcode);
+  CHECK(packager::image_kind_for("x.s", as_bytes("BC"), r22) == formats::ImageKind::Ptx);
+  CHECK(packager::image_kind_for("x.fatbin", {}, r22) == formats::ImageKind::Fatbinary);
+  CHECK(packager::image_kind_for("x.O", {}, r22) == formats::ImageKind::None);
+  // SPIR-V is 23's (llvm-offload-binary 22 writes 0 for x.spv, 23 writes 6).
+  CHECK(packager::image_kind_for("x.spv", {}, r22) == formats::ImageKind::None);
+  CHECK(packager::image_kind_for("x.spv", {}, target::LlvmRelease::Llvm19) == formats::ImageKind::None);
+  CHECK(packager::image_kind_for("x.spv", {}, target::LlvmRelease::Llvm23) == formats::ImageKind::Spirv);
+  CHECK(formats::image_kind_extension(6, target::LlvmRelease::Llvm23) == "spv");
+  CHECK(formats::image_kind_extension(6, r22).empty());
 }
 
 TEST_CASE("matching: file always, kind by number, other keys by exact value") {
