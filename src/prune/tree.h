@@ -60,4 +60,18 @@ enum class TreeMode { DryRun, Copy, InPlace };
 // file or directory.
 TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir);
 
+// The same walk and writing with another decision per file (join's,
+// prune/join.h): `decide` in place of prune_tree_file (its Write outcomes
+// are written as they are), `check` in place of check_found.
+struct TreeDecider {
+  std::function<FileOutcome(const InputFile& in, const std::string& file, const codec::Sink& sink,
+                            std::string_view relative)>
+      decide;
+  std::function<void(const TreeReport&)> check;
+  // A folder the Remove outcomes left empty is left out too (join: .kpack/).
+  bool drop_emptied_dirs = false;
+};
+TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir,
+                      const TreeDecider& decider);
+
 }  // namespace ot::prune

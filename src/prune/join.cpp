@@ -1,0 +1,238 @@
+#include "prune/join.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "codec/codec.h"
+#include "contents/walker.h"
+#include "formats/bundle_binary.h"
+#include "formats/kpack.h"
+#include "object/kpack_records.h"
+#include "object/object_file.h"
+#include "object/elf_types.h"
+#include "object/pe_image.h"
+#include "prune/kinds.h"
+#include "prune/packing.h"
+#include "support/error.h"
+#include "support/mapped_file.h"
+
+namespace ot::prune {
+namespace {
+
+constexpr std::uint64_t kFatbinAlign = 4096;  // clang: .hip_fatbin's alignment and the bundler's -bundle-align
+constexpr std::uint64_t kChunk = 1u << 20;    // code objects are copied through a buffer of this size
+
+// One code object a record's key has in an archive, as the walk found it.
+struct Found {
+  std::string archive;  // its path
+  formats::KpackKernel kernel;
+  bool zstd = false;
+};
+
+// What the walk of a kpack'd binary finds: per binary key, the code objects of
+// the archives in the loader's order, and the paths looked at in vain.
+class Finder : public contents::Visitor {
+ public:
+  std::map<std::string, std::vector<Found>> by_key;
+  std::vector<std::string> missing;
+  void container(const contents::Container& c) override {
+    for (const std::string& m : c.kpack_missing)
+      if (std::find(missing.begin(), missing.end(), m) == missing.end()) missing.push_back(m);
+  }
+  void entry(const contents::Container& c, const contents::Entry& e) override {
+    if (c.kpack_key.empty() || !e.kpack) return;  // the binary's own device code: there is none
+    by_key[c.kpack_key].push_back({e.kpack_archive, *e.kpack, e.compressed});
+  }
+  bool wants_code_object_headers() const override { return false; }
+};
+
+// The host entry's ID clang 19 writes for the ELF machine.
+std::string host_id(std::uint16_t machine) {
+  return machine == object::elf::EM_AARCH64 ? "host-aarch64-unknown-linux--" : "host-x86_64-unknown-linux--";
+}
+
+// The bundle entry ID of a code object: the one the splitter recorded, where
+// it names the same architecture, else clang's for HIP.
+std::string bundle_id(const formats::KpackKernel& k) {
+  for (const auto& [key, value] : k.metadata)
+    if (key == "target" && value.size() > k.arch.size() && value.ends_with(k.arch) &&
+        value[value.size() - k.arch.size() - 1] == '-' && value.starts_with("hip"))
+      return value;
+  return fmt::format("hipv4-amdgcn-amd-amdhsa--{}", k.arch);
+}
+
+struct Bundle {
+  std::vector<std::string> ids;        // host first
+  std::vector<std::uint64_t> sizes;
+  std::vector<const Found*> objects;   // per ID after the host's
+  formats::BinaryBundleLayout layout;
+};
+
+class Joiner {
+ public:
+  Joiner(const InputFile& in, const Selection* keep, const std::string& file) : in_(in), keep_(keep), file_(file) {}
+
+  Report run(const codec::Sink& sink) {
+    const Bytes data = in_.bytes();
+    if (object::is_pe_image(data)) fail_at({file_, 0}, "PE images are not joined (ELF files are)");
+    if (object::identify_object(data) != object::ObjectKind::Elf)
+      fail_at({file_, 0}, "not an ELF file: only kpack'd ELF shared libraries and executables are joined");
+    const std::vector<object::SectionInfo> sections = object::read_sections(data, file_);
+    const std::optional<object::KpackedBinary> kb = object::find_kpack_records(data, sections, file_);
+    if (!kb) fail_at({file_, 0}, "no HIPK record: not a kpack'd binary, nothing to join");
+    const formats::KpackRef ref = formats::read_kpack_ref(kb->marker, file_, kb->marker_offset);
+    contents::walk_input(in_, finder_, {}, file_);
+
+    // The records in their section's order; all of them HIPK (join_linked_elf checks).
+    std::vector<const object::KpackRecord*> records(kb->records.size());
+    for (const object::KpackRecord& r : kb->records) {
+      if (r.position >= records.size())
+        fail_at({file_, r.offset}, "{} mixes HIPF and HIPK records: not joined", kb->records_section);
+      records[r.position] = &r;
+    }
+    std::vector<EntryReport> entries;
+    JoinedFatbin fb;
+    fb.align = kFatbinAlign;
+    for (const object::KpackRecord* r : records) {
+      const std::string key = fmt::format("{}#{}", ref.kernel_name, r->index);
+      const std::string where = fmt::format("record {} ('{}')", r->position, key);
+      Bundle b;
+      b.ids.push_back(host_id(load_le<std::uint16_t>(data.data() + 18)));
+      b.sizes.push_back(0);
+      std::vector<std::pair<std::string, const Found*>> chosen;
+      std::vector<std::string> seen;
+      static const std::vector<Found> kNone;
+      auto it = finder_.by_key.find(key);
+      for (const Found& f : it == finder_.by_key.end() ? kNone : it->second) {  // a reference, not a copy
+        // The first archive holding an architecture is the one the loader reads.
+        if (std::find(seen.begin(), seen.end(), f.kernel.arch) != seen.end()) continue;
+        seen.push_back(f.kernel.arch);
+        const std::string id = bundle_id(f.kernel);
+        const bool kept = !keep_ || stays(*keep_, id, {f.archive, f.kernel.offset});
+        entries.push_back({id, f.kernel.original_size, kept, fmt::format("{}, {}", where, f.archive)});
+        if (kept) chosen.emplace_back(id, &f);
+      }
+      if (chosen.empty()) {
+        std::string looked;
+        for (const std::string& m : finder_.missing) looked += fmt::format("{}{}", looked.empty() ? "" : ", ", m);
+        if (seen.empty())
+          fail_at({file_, r->offset}, "{}: no archive holds a code object for it{}{}", where,
+                  looked.empty() ? "" : "; not found: ", looked);
+        fail_at({file_, r->offset}, "{}: none of its code objects ({}) is a kept target", where, fmt::join(seen, ", "));
+      }
+      std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [id, f] : chosen) {
+        b.ids.push_back(id);
+        b.sizes.push_back(f->kernel.original_size);
+        b.objects.push_back(f);
+      }
+      b.layout = formats::layout_binary_bundle(b.ids, b.sizes, kFatbinAlign);
+      fb.size = align_up(fb.size, kFatbinAlign);
+      fb.bundle_offsets.push_back(fb.size);
+      fb.size += b.layout.total_size;
+      bundles_.push_back(std::move(b));
+    }
+    fb.emit = [this, &fb](const codec::Sink& out) { emit(fb, out); };
+    Report report = join_linked_elf(in_, fb, file_, sink);
+    report.entries = std::move(entries);
+    return report;
+  }
+
+ private:
+  void emit(const JoinedFatbin& fb, const codec::Sink& out) {
+    std::uint64_t at = 0;
+    for (std::size_t i = 0; i < bundles_.size(); ++i) {
+      const Bundle& b = bundles_[i];
+      emit_zeros(fb.bundle_offsets[i] - at, out);
+      at = fb.bundle_offsets[i];
+      out(Bytes(b.layout.header));
+      std::uint64_t in_bundle = b.layout.header.size();
+      for (std::size_t k = 0; k < b.objects.size(); ++k) {
+        const std::uint64_t off = b.layout.offsets[k + 1];
+        emit_zeros(off - in_bundle, out);
+        code_object(*b.objects[k], out);
+        in_bundle = off + b.sizes[k + 1];
+      }
+      at += in_bundle;
+    }
+  }
+
+  // The code object's bytes, read from its archive a chunk at a time (or its
+  // frame, decoded in pieces): the archive's pages are not kept mapped in.
+  void code_object(const Found& f, const codec::Sink& out) {
+    std::shared_ptr<InputFile>& a = archives_[f.archive];
+    if (!a) a = InputFile::open(f.archive);
+    const formats::KpackKernel& k = f.kernel;
+    if (k.offset > a->size() || k.stored_size > a->size() - k.offset)
+      fail_at({f.archive, k.offset}, "the code object of '{}' for {} lies past the end of the archive", k.binary, k.arch);
+    if (!f.zstd) {
+      buf_.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, k.stored_size)));
+      for (std::uint64_t done = 0; done < k.stored_size;) {
+        const std::uint64_t n = std::min<std::uint64_t>(buf_.size(), k.stored_size - done);
+        a->read_at(k.offset + done, buf_.data(), n);
+        out(Bytes(buf_.data(), n));
+        done += n;
+      }
+      return;
+    }
+    std::vector<std::byte> frame(k.stored_size);
+    a->read_at(k.offset, frame.data(), frame.size());
+    try {
+      codec::decompress_stream(codec::Method::Zstd, Bytes(frame), k.original_size, out);
+    } catch (const Error& e) {
+      if (!e.file().empty()) throw;
+      fail_at({f.archive, k.offset}, "the zstd frame of '{}' for {}: {}", k.binary, k.arch, e.message());
+    }
+  }
+
+  const InputFile& in_;
+  const Selection* keep_;
+  const std::string& file_;
+  Finder finder_;
+  std::vector<Bundle> bundles_;
+  std::map<std::string, std::shared_ptr<InputFile>> archives_;
+  std::vector<std::byte> buf_;
+};
+
+}  // namespace
+
+Report join_file(const InputFile& in, const Selection* keep, const std::string& file, const codec::Sink& sink) {
+  return Joiner(in, keep, file).run(sink);
+}
+
+FileOutcome join_tree_file(const InputFile& in, const Selection* keep, const std::string& file,
+                           const codec::Sink& sink) {
+  std::array<std::byte, 64> head{};
+  const Bytes prefix = in.head(head);
+  if (formats::has_kpack_magic(prefix)) {
+    FileOutcome o;
+    o.action = FileAction::Remove;
+    o.report.container = "kpack archive";
+    o.report.size_before = in.size();
+    return o;
+  }
+  if (object::identify_object(prefix) != object::ObjectKind::Elf) return {};
+  const Bytes data = in.bytes();
+  if (!object::find_kpack_records(data, object::read_sections(data, file), file)) return {};
+  FileOutcome o;
+  o.action = FileAction::Write;
+  o.report = join_file(in, keep, file, sink);
+  return o;
+}
+
+TreeReport join_tree(const std::string& root, const Selection* keep, const std::string& out_dir) {
+  TreeDecider d;
+  d.decide = [keep](const InputFile& in, const std::string& file, const codec::Sink& sink, std::string_view) {
+    return join_tree_file(in, keep, file, sink);
+  };
+  d.check = [&root](const TreeReport& r) {
+    if (std::none_of(r.files.begin(), r.files.end(), [](const FileReport& f) { return f.action == FileAction::Write; }))
+      fail(root, "no kpack'd binary found (HIPK records in .hipFatBinSegment): nothing to join");
+  };
+  d.drop_emptied_dirs = true;
+  static const Selection kAll;
+  return prune_tree(root, keep ? *keep : kAll, TreeMode::Copy, out_dir, d);
+}
+
+}  // namespace ot::prune
