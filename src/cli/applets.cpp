@@ -20,6 +20,7 @@ constexpr Applet kApplets[] = {
     {"package", "create, extract or list offload binaries", &tools::define_package},
     {"prune", "keep only the device code of the GPUs you ship for", &tools::define_prune},
     {"size", "bytes of device code per target: which GPU costs what", &tools::define_size},
+    {"split", "move HIP binaries' code objects into per-GPU kpack archives", &tools::define_split},
     {"unbundle", "extract entries from a bundle", &tools::define_unbundle},
     {"wrap", "write a host object that registers device images", &tools::define_wrap},
 };

@@ -1,6 +1,8 @@
 #include "prune/join.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <set>
 #include <map>
 #include <memory>
 
@@ -212,8 +214,8 @@ FileOutcome join_tree_file(const InputFile& in, const Selection* keep, const std
     o.report.size_before = in.size();
     return o;
   }
-  if (object::identify_object(prefix) != object::ObjectKind::Elf) return {};
   const Bytes data = in.bytes();
+  if (object::identify_object(data) != object::ObjectKind::Elf) return {};
   if (!object::find_kpack_records(data, object::read_sections(data, file), file)) return {};
   FileOutcome o;
   o.action = FileAction::Write;
@@ -222,17 +224,27 @@ FileOutcome join_tree_file(const InputFile& in, const Selection* keep, const std
 }
 
 TreeReport join_tree(const std::string& root, const Selection* keep, const std::string& out_dir) {
-  TreeDecider d;
-  d.decide = [keep](const InputFile& in, const std::string& file, const codec::Sink& sink, std::string_view) {
-    return join_tree_file(in, keep, file, sink);
+  auto joined = std::make_shared<bool>(false);
+  auto emptied = std::make_shared<std::set<std::string>>();  // folders of archives left out, relative
+  TreeRewrite rw;
+  rw.file = [=](const InputFile& in, const std::string& file, std::string_view relative, const codec::Sink& sink) {
+    FileOutcome o = join_tree_file(in, keep, file, sink);
+    *joined = *joined || o.action == FileAction::Write;
+    if (o.action == FileAction::Remove)
+      for (auto p = std::filesystem::path(relative).parent_path(); !p.empty(); p = p.parent_path())
+        emptied->insert(p.string());
+    return o;
   };
-  d.check = [&root](const TreeReport& r) {
-    if (std::none_of(r.files.begin(), r.files.end(), [](const FileReport& f) { return f.action == FileAction::Write; }))
-      fail(root, "no kpack'd binary found (HIPK records in .hipFatBinSegment): nothing to join");
+  rw.finish = [=, &root](const std::string& staging) {
+    if (!*joined) fail(root, "no kpack'd binary found (HIPK records in .hipFatBinSegment): nothing to join");
+    // The folders only archives were in (.kpack/): gone with them, deepest first.
+    for (auto it = emptied->rbegin(); it != emptied->rend(); ++it) {
+      const std::filesystem::path p = std::filesystem::path(staging) / *it;
+      std::error_code ec;
+      if (std::filesystem::is_empty(p, ec) && !ec) std::filesystem::remove(p, ec);
+    }
   };
-  d.drop_emptied_dirs = true;
-  static const Selection kAll;
-  return prune_tree(root, keep ? *keep : kAll, TreeMode::Copy, out_dir, d);
+  return rewrite_tree(root, rw, out_dir);
 }
 
 }  // namespace ot::prune

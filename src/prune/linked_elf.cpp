@@ -55,6 +55,7 @@
 #include "object/object_file.h"
 #include "prune/kinds.h"
 #include "prune/packing.h"
+#include "prune/split.h"
 #include "support/error.h"
 
 namespace ot::prune {
@@ -110,6 +111,250 @@ class LinkedPruner {
  public:
   LinkedPruner(const InputFile& in, const Selection& selection, const std::string& file)
       : in_(in), data_(in.bytes()), selection_(selection), file_(file), r_(data_, file), patches_(file) {}
+
+  // kpack split (prune/split.h): the file rewritten as AMD's rocm-kpack
+  // splitter rewrites it (kpack_offload_binary at e3483286), step by step so
+  // that its bytes are that tool's where it does the right thing:
+  //   0  `marker` appended at EOF as .rocm_kpack_ref; .shstrtab copied to EOF
+  //      with the name appended; a new section header table at EOF
+  //   1  the marker mapped by a new PT_LOAD at the next page above every
+  //      segment (copied again to a page-aligned offset unless it already has
+  //      one); the program header table rewritten in place where it fits,
+  //      else moved to EOF with room for a multiple of 16 headers
+  //   2  each __hip_fatbin_wrapper: magic HIPK, its index at +16, the pointer
+  //      at +8 set to the marker: in the addend of its RELA relocation (made
+  //      R_*_RELATIVE) with 0 in place, as AMD writes it; where it has no RELA
+  //      relocation (RELR, a non-PIE executable) the value in place, which AMD
+  //      zeroes (a null pointer, or the load base under RELR: its defect)
+  //   3  .hip_fatbin's whole pages cut out of the file (one fewer where its
+  //      end is page-aligned): the section NOBITS, its segment split into
+  //      up to four PT_LOADs, everything after the cut moved down by it
+  // Streamed: the input's ranges around the cut go to the sink as views of
+  // it, then the few KiB appended at EOF.
+  KpackedElf kpack(Bytes marker, const codec::Sink& sink) {
+    read_headers();
+    if (kind_ != Kind::Hip) fail_at({file_, elf_.header_offset(*section_)}, "{} is not HIP device code: not split", name_);
+    check_dynamic();
+    read_relocations();
+    const Ehdr& eh0 = elf_.ehdr;
+    for (std::size_t i = 0; i < elf_.names.size(); ++i)
+      if (elf_.names[i] == formats::kKpackRefSection)
+        fail_at({file_, elf_.header_offset(i)}, "the file already has a {} section", formats::kKpackRefSection);
+    if (eh0.e_shstrndx == 0 || eh0.e_shstrndx >= elf_.shdrs.size())
+      fail_at({file_, offsetof(Ehdr, e_shstrndx)}, "no section name table to add {} to", formats::kKpackRefSection);
+    KpackedElf result;
+    const std::uint64_t S = data_.size();
+    kp_size_ = S;
+    kp_tail_.clear();
+    Ehdr eh = eh0;
+
+    // 0: the section.
+    const std::uint64_t m = marker.size();
+    const std::uint64_t marker0 = S;
+    kp_append(marker);
+    const std::size_t x = eh0.e_shstrndx;
+    std::vector<Shdr> shdrs = elf_.shdrs;
+    const Shdr old_names = shdrs[x];
+    Bytes names = r_.slice(old_names.sh_offset, old_names.sh_size, "section name table");
+    const std::uint64_t names_at = S + kp_tail_.size();
+    kp_append(names);
+    std::string added(formats::kKpackRefSection);
+    added.push_back('\0');
+    kp_append(Bytes(reinterpret_cast<const std::byte*>(added.data()), added.size()));
+    shdrs[x].sh_offset = names_at;
+    shdrs[x].sh_size = old_names.sh_size + added.size();
+    Shdr ref{};
+    ref.sh_name = static_cast<std::uint32_t>(old_names.sh_size);
+    ref.sh_type = elf::SHT_PROGBITS;
+    ref.sh_offset = marker0;
+    ref.sh_size = m;
+    ref.sh_addralign = 1;
+    shdrs.push_back(ref);
+    const std::size_t ref_index = shdrs.size() - 1;
+    const std::uint64_t sht_at = S + kp_tail_.size();
+    kp_tail_.resize(kp_tail_.size() + shdrs.size() * sizeof(Shdr));  // written last, with the final values
+    eh.e_shoff = sht_at;
+    eh.e_shnum = static_cast<std::uint16_t>(shdrs.size());
+    if (shdrs.size() >= elf::SHN_LORESERVE)
+      fail_at({file_, offsetof(Ehdr, e_shnum)}, "too many sections to add {}", formats::kKpackRefSection);
+
+    // 1: its segment.
+    std::vector<Phdr> phdrs = phdrs_;
+    const std::uint64_t V = align_up(max_load_end(phdrs), kKpackPage);
+    std::uint64_t marker_at = marker0;
+    if (marker0 % kKpackPage != V % kKpackPage) {
+      marker_at = page_align_offset(S + kp_tail_.size(), V);
+      kp_tail_.resize(marker_at - S);
+      kp_append(marker);
+    }
+    Phdr load{};
+    load.p_type = elf::PT_LOAD;
+    load.p_flags = elf::PF_R;
+    load.p_offset = marker_at;
+    load.p_vaddr = load.p_paddr = V;
+    load.p_filesz = load.p_memsz = m;
+    load.p_align = kKpackPage;
+    // AMD's manager sees the sections as they are before the marker's header is updated.
+    const std::vector<Phdr> seen_loads = phdrs;
+    phdrs.push_back(load);
+    place_phdrs(phdrs, eh, shdrs, seen_loads, S + kp_tail_.size(), 0, 0);
+    shdrs[ref_index].sh_flags = shdrs[ref_index].sh_flags | elf::SHF_ALLOC;
+    shdrs[ref_index].sh_addr = V;
+    shdrs[ref_index].sh_offset = marker_at;
+    result.marker_addr = V;
+
+    // 2: the records.
+    std::optional<std::size_t> segment_section;
+    for (std::size_t i : wrapper_sections_)
+      if (elf_.names[i] == kHipWrappers.section) segment_section = i;
+    if (!segment_section) fail_at({file_, 0}, "no .hipFatBinSegment: no record registers the device code");
+    const Shdr& w = elf_.shdrs[*segment_section];
+    if (w.sh_type == elf::SHT_NOBITS || w.sh_size % kHipWrapperSize != 0 || w.sh_size == 0)
+      fail_at({file_, elf_.header_offset(*segment_section)}, ".hipFatBinSegment (0x{:x} bytes) is not an array of "
+              "__hip_fatbin_wrapper records of 0x{:x} bytes", static_cast<std::uint64_t>(w.sh_size), kHipWrapperSize);
+    std::map<std::uint64_t, std::uint64_t> rela_any;  // r_offset -> file offset, first SHT_RELA entry (AMD's search)
+    for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
+      const Shdr& s = elf_.shdrs[i];
+      if (s.sh_type != elf::SHT_RELA) continue;
+      table(i, sizeof(Rela));
+      for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += sizeof(Rela))
+        rela_any.try_emplace(r_.read<Rela>(at, "relocation").r_offset, at);
+    }
+    const bool dyn = eh0.e_type == elf::ET_DYN;
+    std::set<std::uint64_t> slots;
+    for (std::uint64_t i = 0; i * kHipWrapperSize < w.sh_size; ++i) {
+      const std::uint64_t addr = w.sh_addr + i * kHipWrapperSize, slot = addr + kHipWrapperBinary;
+      const std::uint64_t at = offset_of(addr, kHipWrapperSize, {file_, w.sh_offset + i * kHipWrapperSize});
+      std::vector<std::byte> rec(r_.slice(at, kHipWrapperSize, "__hip_fatbin_wrapper").begin(),
+                                 r_.slice(at, kHipWrapperSize, "__hip_fatbin_wrapper").end());
+      const std::uint32_t magic = load_le<std::uint32_t>(rec.data());
+      if (magic == formats::kHipkMagic)
+        fail_at({file_, at}, "record {} of .hipFatBinSegment is already HIPK: the file was split before", i);
+      if (magic != kHipWrapperMagic)
+        fail_at({file_, at}, "record {} of .hipFatBinSegment has magic 0x{:x}, not 0x{:x}", i, magic, kHipWrapperMagic);
+      const std::uint64_t value = pointer(slot, {file_, at + kHipWrapperBinary});
+      if (value < sec_addr_ || value >= sec_addr_ + sec_size_)
+        fail_at({file_, at + kHipWrapperBinary}, "record {} of .hipFatBinSegment points to 0x{:x}, outside .hip_fatbin",
+                i, value);
+      std::uint64_t in_place = 0;
+      if (auto it = rela_any.find(slot); it != rela_any.end() && dyn) {
+        Rela rel = r_.read<Rela>(it->second, "relocation");
+        rel.r_info = machine_.relative;  // symbol 0
+        rel.r_addend = static_cast<std::int64_t>(V);
+        patches_.put(it->second, rel);
+      } else if (relr_.contains(slot) || !dyn) {
+        in_place = V;  // RELR adds the load base to it; a non-PIE executable uses it as it is
+        if (relr_.contains(slot)) result.notes.push_back(fmt::format(
+            "record {}'s pointer is relocated by DT_RELR: the marker's address is written in place, where AMD's "
+            "splitter writes 0 (the load base at run time)", i));
+        else result.notes.push_back(fmt::format(
+            "record {}'s pointer is absolute (a non-PIE executable): the marker's address is written in place, where "
+            "AMD's splitter writes 0 (a null pointer)", i));
+      } else {
+        fail_at({file_, at + kHipWrapperBinary}, "record {} of .hipFatBinSegment has no relocation for its pointer", i);
+      }
+      store_le<std::uint32_t>(rec.data(), formats::kHipkMagic);
+      store_le<std::uint64_t>(rec.data() + kHipWrapperBinary, in_place);
+      store_le<std::uint32_t>(rec.data() + formats::kHipWrapperIndex, static_cast<std::uint32_t>(i));
+      patches_.put_bytes(at, std::move(rec));
+      slots.insert(slot);
+      ++result.records;
+    }
+    // 2b: nothing else may point into the device code that goes.
+    for (const auto& [addr, at] : rela_)
+      if (!slots.contains(addr)) {
+        const std::uint64_t v = pointer(addr, {file_, at});
+        if (v >= sec_addr_ && v < sec_addr_ + sec_size_)
+          fail_at({file_, at}, "a relocation at 0x{:x} points into .hip_fatbin (0x{:x}) from outside its records: not split",
+                  addr, v);
+      }
+    for (std::uint64_t addr : relr_)
+      if (!slots.contains(addr)) {
+        const std::uint64_t v = pointer(addr, {file_, std::nullopt});
+        if (v >= sec_addr_ && v < sec_addr_ + sec_size_)
+          fail_at({file_, file_offset(addr, 8)}, "the pointer at 0x{:x} points into .hip_fatbin (0x{:x}) from outside its "
+                  "records: not split", addr, v);
+      }
+
+    // 3: the pages cut.
+    const std::uint64_t a = sec_addr_, z = sec_size_, o = sec_off_;
+    std::uint64_t cut_at = 0, cut = 0;
+    {
+      const std::uint64_t start = align_up(a, kKpackPage), end = align_down(a + z, kKpackPage);
+      if (start < end) {
+        cut = end - start;
+        if ((a + z) % kKpackPage == 0) cut -= kKpackPage;
+        cut_at = o + (start - a);
+      }
+    }
+    if (cut > 0) {
+      const std::uint64_t start = align_up(a, kKpackPage);
+      std::optional<std::size_t> target;
+      for (std::size_t i = 0; i < phdrs.size() && !target; ++i)
+        if (phdrs[i].p_vaddr <= a && a < phdrs[i].p_vaddr + phdrs[i].p_memsz) target = i;
+      if (!target || phdrs[*target].p_type != elf::PT_LOAD)
+        fail_at({file_, elf_.header_offset(*section_)}, ".hip_fatbin lies in no loadable segment");
+      const Phdr t = phdrs[*target];
+      std::vector<Phdr> pieces;
+      auto piece = [&](std::uint64_t vaddr, std::uint64_t memsz, std::uint64_t offset, std::uint64_t filesz) {
+        Phdr p = t;
+        p.p_offset = offset;
+        p.p_vaddr = p.p_paddr = vaddr;
+        p.p_filesz = filesz;
+        p.p_memsz = memsz;
+        pieces.push_back(p);
+      };
+      if (t.p_vaddr < a) piece(t.p_vaddr, a - t.p_vaddr, t.p_offset, std::min<std::uint64_t>(a - t.p_vaddr, t.p_filesz));
+      if (a < start) piece(a, start - a, o, start - a);
+      piece(start, a + z - start, cut_at, 0);
+      if (a + z < t.p_vaddr + t.p_memsz && t.p_offset + t.p_filesz > o + z)
+        piece(a + z, t.p_vaddr + t.p_memsz - (a + z), o + z - cut, t.p_offset + t.p_filesz - (o + z));
+      std::vector<Phdr> next;
+      for (std::size_t i = 0; i < phdrs.size(); ++i) {
+        if (i == *target) {
+          next.insert(next.end(), pieces.begin(), pieces.end());
+          continue;
+        }
+        Phdr p = phdrs[i];
+        if (p.p_offset > cut_at) p.p_offset = p.p_offset - cut;
+        next.push_back(p);
+      }
+      if (eh.e_phoff > cut_at) eh.e_phoff = eh.e_phoff - cut;
+      if (eh.e_shoff > cut_at) eh.e_shoff = eh.e_shoff - cut;
+      phdrs = std::move(next);
+      // AMD's manager: the section headers not moved yet, the file already cut.
+      place_phdrs(phdrs, eh, shdrs, phdrs, S + kp_tail_.size() - cut, cut_at, cut);
+      for (std::size_t i = 1; i < shdrs.size(); ++i) {
+        if (i == *section_) shdrs[i].sh_type = elf::SHT_NOBITS;
+        else if (shdrs[i].sh_offset > cut_at) shdrs[i].sh_offset = shdrs[i].sh_offset - cut;
+      }
+    } else {
+      result.notes.push_back(fmt::format(".hip_fatbin holds no whole page: it stays in the file (as AMD's splitter "
+                                         "leaves it), unused"));
+    }
+    std::memcpy(kp_tail_.data() + (sht_at - S), shdrs.data(), shdrs.size() * sizeof(Shdr));
+    for (auto& [pos, b] : kp_input_writes_) patches_.put_bytes(pos, std::move(b));
+    patches_.put(0, eh);
+
+    if (cut > 0 && patches_.any_in(cut_at, cut_at + cut))
+      fail_at({file_, cut_at}, "a structure to rewrite lies in the pages of .hip_fatbin that are cut: not split");
+    std::uint64_t written = 0;
+    auto out = [&](Bytes b) {
+      written += b.size();
+      sink(b);
+    };
+    if (cut > 0) {
+      patches_.emit(data_, 0, cut_at, out);
+      patches_.emit(data_, cut_at + cut, S, out);
+    } else {
+      patches_.emit(data_, 0, S, out);
+    }
+    out(kp_tail_);
+    result.size_before = S;
+    result.size_after = written;
+    result.pages_cut = cut / kKpackPage;
+    return result;
+  }
 
   Report run(const codec::Sink& sink) {
     read_headers();
@@ -301,6 +546,88 @@ class LinkedPruner {
   }
 
  private:
+  // --- kpack split's helpers (AMD's ElfSurgery and ProgramHeaderManager) ---
+
+  static constexpr std::uint64_t kKpackPage = 4096;  // AMD's PAGE_SIZE
+  static constexpr std::uint64_t kKpackSlots = 16;   // a moved table has room for a multiple of this
+
+  static std::uint64_t max_load_end(const std::vector<Phdr>& phdrs) {
+    std::uint64_t end = 0;
+    for (const Phdr& p : phdrs)
+      if (p.p_type == elf::PT_LOAD) end = std::max<std::uint64_t>(end, p.p_vaddr + p.p_memsz);
+    return end;
+  }
+  // The first offset at or after `off` congruent to `vaddr` modulo a page.
+  static std::uint64_t page_align_offset(std::uint64_t off, std::uint64_t vaddr) {
+    const std::uint64_t want = vaddr % kKpackPage, have = off % kKpackPage;
+    if (have == want) return off;
+    if (have < want) return align_down(off, kKpackPage) + want;
+    return align_up(off, kKpackPage) + want;
+  }
+  void kp_append(Bytes b) { kp_tail_.insert(kp_tail_.end(), b.begin(), b.end()); }
+  // Writes `b` at `pos` of the file as it is before the cut: the input's bytes
+  // through a patch, the appended ones in the tail.
+  void kp_write(std::uint64_t pos, std::vector<std::byte> b) {
+    if (pos + b.size() <= kp_size_) {
+      kp_input_writes_[pos] = std::move(b);  // the table in place, written once per step: the last one stays
+      return;
+    }
+    if (pos < kp_size_) fail_at({file_, pos}, "the program header table runs past the end of the file");
+    const std::uint64_t at = pos - kp_size_;
+    if (kp_tail_.size() < at + b.size()) kp_tail_.resize(at + b.size());
+    std::memcpy(kp_tail_.data() + at, b.data(), b.size());
+  }
+  // ProgramHeaderManager.apply: `phdrs` written at e_phoff where they fit
+  // before the first content after it (a section of `shdrs`, a PT_LOAD of
+  // `loads` with file bytes, or the end of the file at `end`), else moved to
+  // the end: a PT_LOAD of their own at the next page above every segment,
+  // PT_PHDR re-pointed. `end` and e_phoff are offsets after a cut of `cut`
+  // bytes at `cut_at` (none: 0), the tables' offsets before it.
+  void place_phdrs(std::vector<Phdr>& phdrs, Ehdr& eh, const std::vector<Shdr>& shdrs, const std::vector<Phdr>& loads,
+                   std::uint64_t end, std::uint64_t cut_at, std::uint64_t cut) {
+    auto before_cut = [&](std::uint64_t off) { return cut > 0 && off >= cut_at ? off + cut : off; };
+    std::uint64_t min_content = end;
+    const std::uint64_t phoff = eh.e_phoff;
+    for (const Shdr& s : shdrs)
+      if (s.sh_type != elf::SHT_NULL && s.sh_offset > phoff) min_content = std::min<std::uint64_t>(min_content, s.sh_offset);
+    for (const Phdr& p : loads)
+      if (p.p_type == elf::PT_LOAD && p.p_filesz > 0 && p.p_offset > phoff)
+        min_content = std::min<std::uint64_t>(min_content, p.p_offset);
+    auto bytes_of = [](const std::vector<Phdr>& v, std::uint64_t slots) {
+      std::vector<std::byte> b(slots * sizeof(Phdr));
+      std::memcpy(b.data(), v.data(), v.size() * sizeof(Phdr));
+      return b;
+    };
+    if (min_content > phoff && phdrs.size() * sizeof(Phdr) <= min_content - phoff) {
+      kp_write(before_cut(phoff), bytes_of(phdrs, phdrs.size()));
+      eh.e_phnum = static_cast<std::uint16_t>(phdrs.size());
+      return;
+    }
+    const std::uint64_t vaddr = align_up(max_load_end(phdrs), kKpackPage);
+    const std::uint64_t at = page_align_offset(end, vaddr);
+    const std::uint64_t capacity = align_up(phdrs.size() + 1, kKpackSlots);
+    for (Phdr& p : phdrs)
+      if (p.p_type == elf::PT_PHDR) {
+        p.p_offset = at;
+        p.p_vaddr = p.p_paddr = vaddr;
+        p.p_filesz = p.p_memsz = capacity * sizeof(Phdr);
+        break;
+      }
+    Phdr load{};
+    load.p_type = elf::PT_LOAD;
+    load.p_flags = elf::PF_R;
+    load.p_offset = at;
+    load.p_vaddr = load.p_paddr = vaddr;
+    load.p_filesz = load.p_memsz = capacity * sizeof(Phdr);
+    load.p_align = kKpackPage;
+    phdrs.push_back(load);
+    if (phdrs.size() >= PN_XNUM) fail_at({file_, offsetof(Ehdr, e_phnum)}, "too many program headers");
+    kp_write(before_cut(end), std::vector<std::byte>(at - end));
+    kp_write(before_cut(at), bytes_of(phdrs, capacity));
+    eh.e_phoff = at;
+    eh.e_phnum = static_cast<std::uint16_t>(phdrs.size());
+  }
+
   // --- reading --------------------------------------------------------------
 
   // The ELF header, section and program headers, as prune and join take them.
@@ -1035,6 +1362,9 @@ class LinkedPruner {
   std::uint64_t keep_from_ = 0, shift_ = 0, phdr_at_ = 0;
   bool split_ = false;
   Report report_;
+  std::uint64_t kp_size_ = 0;        // kpack split: the input's size
+  std::vector<std::byte> kp_tail_;  // kpack split: what it appends at EOF
+  std::map<std::uint64_t, std::vector<std::byte>> kp_input_writes_;  // kpack split: the program headers in place
 };
 
 }  // namespace
@@ -1044,6 +1374,12 @@ Report join_linked_elf(const InputFile& in, const JoinedFatbin& fatbin, const st
   static const Selection kNone;
   LinkedPruner p(in, kNone, file);
   return p.join(fatbin, sink);
+}
+
+KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, const std::string& file, const codec::Sink& sink) {
+  static const Selection kNone;
+  LinkedPruner p(in, kNone, file);
+  return p.kpack(marker, sink);
 }
 
 Report prune_linked_elf(const InputFile& in, const Selection& selection, const std::string& file,

@@ -123,14 +123,14 @@ void check_out_dir(const std::string& root, const std::string& out_dir) {
 
 class TreePruner {
  public:
-  TreePruner(const std::string& root, const Selection& selection, TreeMode mode, const TreeDecider* decider = nullptr)
-      : root_(root), selection_(selection), mode_(mode), decider_(decider) {}
+  TreePruner(const std::string& root, const Selection& selection, TreeMode mode, const TreeRewrite* rewrite = nullptr)
+      : root_(root), selection_(selection), mode_(mode), rewrite_(rewrite) {}
 
   TreeReport run(const std::string& out_dir) {
     TreeReport report;
     report.container = "directory";
     const std::vector<contents::TreeItem> items = contents::read_tree(root_);
-    if (!decider_) learn_per_gpu(items);
+    if (!rewrite_) learn_per_gpu(items);
     if (mode_ == TreeMode::Copy) {
       check_out_dir(root_, out_dir);
       copy(items, out_dir, report);
@@ -146,7 +146,7 @@ class TreePruner {
       for (const contents::TreeItem& item : items)
         if (item.kind != contents::TreeKind::File && item.kind != contents::TreeKind::Directory)
           note(report, item, item.kind == contents::TreeKind::HardLink && actions[item.link] == FileAction::Remove);
-      check(report);
+      check_found(selection_, report, root_);
       if (mode_ == TreeMode::InPlace) in_place(items, actions);
     }
     return report;
@@ -160,7 +160,7 @@ class TreePruner {
     std::optional<OutputFile> file;
     std::optional<PieceWriter> writer;
     std::uint64_t written = 0;
-    const codec::Sink sink = [&](Bytes b) {
+    auto sink = [&](Bytes b) {
       written += b.size();
       if (!out) return;
       if (!file) {
@@ -169,11 +169,11 @@ class TreePruner {
       }
       (*writer)(b);
     };
-    FileOutcome o = decider_ ? decider_->decide(*in, item.path, sink, item.relative)
+    FileOutcome o = rewrite_ ? rewrite_->file(*in, item.path, item.relative, sink)
                              : prune_tree_file(*in, selection_, item.path, sink, per_gpu_ ? &*per_gpu_ : nullptr,
                                                item.relative);
     FileReport f{item.path, o.action, std::move(o.report), std::move(o.per_gpu)};
-    if (!decider_ && f.action == FileAction::Write && f.report.dropped() == 0) f.action = FileAction::Copy;
+    if (!rewrite_ && f.action == FileAction::Write && f.report.dropped() == 0) f.action = FileAction::Copy;
     const auto before = static_cast<std::uint64_t>(item.st.st_size);
     const std::uint64_t after = f.action == FileAction::Copy ? before : f.action == FileAction::Remove ? 0 : written;
     if (out && f.action == FileAction::Write) {
@@ -264,19 +264,16 @@ class TreePruner {
     }
     // Deepest first is not needed (a folder's times do not change when a
     // subfolder's do), but every folder only after everything was written.
-    // (Folders the removals emptied are left out deepest first, where asked.)
-    std::set<std::string> had_items;
-    for (const contents::TreeItem& item : items)
-      if (!item.relative.empty()) had_items.insert(parent_of_relative(item.relative));
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
       const std::string to = at((*it)->relative);
-      if (decider_ && decider_->drop_emptied_dirs && !(*it)->relative.empty() && had_items.contains((*it)->relative) &&
-          std::filesystem::is_empty(to) && ::rmdir(to.c_str()) == 0)
-        continue;
       if (::chmod(to.c_str(), (*it)->st.st_mode & 07777) != 0) fail(to, "{}", errno_text(errno));
       set_times(to, (*it)->st, false);
     }
-    check(report);  // before the rename: a failure leaves nothing
+    // Before the rename: a failure leaves nothing.
+    if (rewrite_)
+      rewrite_->finish(staging.dir());
+    else
+      check_found(selection_, report, root_);
     if (::renameat2(AT_FDCWD, staging.dir().c_str(), AT_FDCWD, out_dir.c_str(), RENAME_NOREPLACE) != 0)
       fail(out_dir, "cannot rename {} to it: {}", staging.dir(), errno_text(errno));
     staging.release();
@@ -334,19 +331,8 @@ class TreePruner {
   const std::string& root_;
   const Selection& selection_;
   TreeMode mode_;
-  const TreeDecider* decider_;
+  const TreeRewrite* rewrite_;
   std::optional<PerGpuRule> per_gpu_;
-
-  void check(const TreeReport& report) const {
-    if (decider_ && decider_->check)
-      decider_->check(report);
-    else if (!decider_)
-      check_found(selection_, report, root_);
-  }
-  static std::string parent_of_relative(const std::string& rel) {
-    auto slash = rel.rfind('/');
-    return slash == std::string::npos ? std::string() : rel.substr(0, slash);
-  }
 };
 
 }  // namespace
@@ -355,9 +341,9 @@ TreeReport prune_tree(const std::string& root, const Selection& selection, TreeM
   return TreePruner(root, selection, mode).run(folder_path(out_dir));
 }
 
-TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir,
-                      const TreeDecider& decider) {
-  return TreePruner(root, selection, mode, &decider).run(folder_path(out_dir));
+TreeReport rewrite_tree(const std::string& root, const TreeRewrite& rewrite, const std::string& out_dir) {
+  static const Selection kNone;
+  return TreePruner(root, kNone, TreeMode::Copy, &rewrite).run(folder_path(out_dir));
 }
 
 }  // namespace ot::prune

@@ -60,18 +60,18 @@ enum class TreeMode { DryRun, Copy, InPlace };
 // file or directory.
 TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir);
 
-// The same walk and writing with another decision per file (join's,
-// prune/join.h): `decide` in place of prune_tree_file (its Write outcomes
-// are written as they are), `check` in place of check_found.
-struct TreeDecider {
-  std::function<FileOutcome(const InputFile& in, const std::string& file, const codec::Sink& sink,
-                            std::string_view relative)>
-      decide;
-  std::function<void(const TreeReport&)> check;
-  // A folder the Remove outcomes left empty is left out too (join: .kpack/).
-  bool drop_emptied_dirs = false;
+// The same machinery for another rewrite of a tree than prune's (split,
+// prune/split.h): each regular file's outcome from `file` instead of
+// prune_tree_file (Copy: cloned; Write: what the sink got, even where
+// nothing was dropped; Remove: left out), then `finish` with the staging
+// folder of the new tree, before it is renamed to `out_dir` (what it adds
+// there is part of the tree; what it throws leaves nothing). Copy mode only.
+struct TreeRewrite {
+  std::function<FileOutcome(const InputFile& in, const std::string& file, std::string_view relative,
+                            const codec::Sink& sink)>
+      file;
+  std::function<void(const std::string& staging)> finish;
 };
-TreeReport prune_tree(const std::string& root, const Selection& selection, TreeMode mode, const std::string& out_dir,
-                      const TreeDecider& decider);
+TreeReport rewrite_tree(const std::string& root, const TreeRewrite& rewrite, const std::string& out_dir);
 
 }  // namespace ot::prune

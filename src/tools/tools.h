@@ -28,6 +28,7 @@ cli::AppletBody define_package(CLI::App& app);
 cli::AppletBody define_join(CLI::App& app);
 cli::AppletBody define_prune(CLI::App& app);
 cli::AppletBody define_size(CLI::App& app);
+cli::AppletBody define_split(CLI::App& app);
 cli::AppletBody define_unbundle(CLI::App& app);
 cli::AppletBody define_wrap(CLI::App& app);
 

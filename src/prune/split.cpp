@@ -1,0 +1,263 @@
+#include "prune/split.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "compress/ccob.h"
+#include "formats/bundle_binary.h"
+#include "formats/bundle_sequence.h"
+#include "formats/compressed_bundle.h"
+#include "object/object_file.h"
+#include "prune/tree.h"
+#include "support/error.h"
+#include "support/mapped_file.h"
+#include "support/output_file.h"
+
+namespace ot::prune {
+namespace {
+
+namespace elf = object::elf;
+using E = elf::Elf64LE;
+
+// Below this a code object is read and written; above, copied by the kernel
+// from the input (PieceWriter's rule), so that a library's GiB of code
+// objects are never resident.
+constexpr std::uint64_t kCopyThreshold = 16u << 10;
+
+struct CodeObject {
+  std::string id;    // the bundle entry ID
+  std::string arch;  // what follows its last "--" (AMD's extract_architecture_from_target)
+  std::string key;   // the TOC binary key, "<kernel_name>#<n>"
+  // Its bytes: a range of the input file (a plain bundle's entry), or owned (from a CCOB).
+  std::shared_ptr<InputFile> in;
+  std::uint64_t off = 0, size = 0;
+  std::shared_ptr<const std::vector<std::byte>> owned;
+  Bytes bytes() const { return owned ? Bytes(*owned).subspan(off, size) : in->bytes().subspan(off, size); }
+};
+
+// The .hip_fatbin of a HIP binary to split: a linked ELF64 little-endian file
+// with a .hip_fatbin holding bytes. Anything else (no ELF; no .hip_fatbin; a
+// NOBITS one: already split, or a debug file of objcopy --only-keep-debug,
+// AMD's rocm-systems#10058) is no HIP binary and is copied.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> hip_fatbin(const InputFile& in, const std::string& file) {
+  Bytes head = in.bytes().subspan(0, std::min<std::uint64_t>(in.bytes().size(), 64));
+  if (object::elf_class_of(head) != object::ElfClass::Elf64LE) return std::nullopt;
+  object::ElfFile<E> f = object::ElfFile<E>::parse(in.bytes(), file);
+  if (f.ehdr.e_type != elf::ET_DYN && f.ehdr.e_type != elf::ET_EXEC) return std::nullopt;
+  for (std::size_t i = 0; i < f.shdrs.size(); ++i)
+    if (f.names[i] == ".hip_fatbin" && f.shdrs[i].sh_type != elf::SHT_NOBITS && f.shdrs[i].sh_size > 0)
+      return std::pair<std::uint64_t, std::uint64_t>(f.shdrs[i].sh_offset, f.shdrs[i].sh_size);
+  return std::nullopt;
+}
+
+// The code objects of .hip_fatbin (at `off`, `size` bytes of `in`), in order:
+// every bundle's non-host entries, a CCOB's decompressed (its hash checked).
+// Each gets its key: `kernel_name`#n, n counting its architecture's code
+// objects in this order (AMD's co_index on the split side).
+std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::uint64_t off, std::uint64_t size,
+                                     const std::string& kernel_name, const std::string& file) {
+  if (off > in->bytes().size() || size > in->bytes().size() - off)
+    fail_at({file, off}, ".hip_fatbin (0x{:x} bytes) extends past the end of the file", size);
+  Bytes blob = in->bytes().subspan(off, size);
+  ByteSource source(blob, [&](std::uint64_t o, std::byte* to, std::uint64_t len) { in->read_at(off + o, to, len); });
+  std::vector<formats::BundleSpan> spans = rebase_errors(off, [&] { return formats::split_bundles(source, file); });
+  if (spans.empty()) fail_at({file, off}, ".hip_fatbin does not start with an offload bundle");
+  std::vector<CodeObject> out;
+  std::map<std::string, std::uint64_t> next;  // arch -> its next index
+  for (const formats::BundleSpan& span : spans) {
+    const std::uint64_t at = off + span.offset;
+    std::vector<formats::BundleEntry> entries = span.entries;
+    std::shared_ptr<std::vector<std::byte>> plain;
+    std::uint64_t base = at;  // of the entries' offsets: in the file, or in `plain`
+    if (span.compressed) {
+      plain = std::make_shared<std::vector<std::byte>>();
+      compress::DecodedCcob d = compress::decode_ccob(blob.subspan(span.offset, span.size), file, at,
+                                                      [&](Bytes b) { plain->insert(plain->end(), b.begin(), b.end()); });
+      if (!d.hash_matches()) throw compress::hash_mismatch_error(d, file, at);
+      if (!formats::has_binary_bundle_magic(*plain))
+        fail_at({file, at}, "the compressed bundle holds no binary offload bundle");
+      entries = formats::read_binary_bundle(Bytes(*plain), file + " (decompressed bundle at " + fmt::format("0x{:x})", at));
+      base = 0;
+    }
+    for (const formats::BundleEntry& e : entries) {
+      if (e.id.starts_with("host-")) continue;
+      const std::size_t dash = e.id.rfind("--");
+      if (dash == std::string::npos || dash + 2 == e.id.size())
+        fail_at({file, at}, "bundle entry '{}' names no target ID after '--'", e.id);
+      CodeObject co;
+      co.id = e.id;
+      co.arch = e.id.substr(dash + 2);
+      if (co.arch.find('/') != std::string::npos || co.arch.find('\0') != std::string::npos)
+        fail_at({file, at}, "bundle entry '{}' has a target ID that cannot name a file", e.id);
+      co.key = fmt::format("{}#{}", kernel_name, next[co.arch]++);
+      co.off = base + e.offset;
+      co.size = e.size;
+      if (plain) {
+        if (e.offset > plain->size() || e.size > plain->size() - e.offset)
+          fail_at({file, at}, "bundle entry '{}' extends past the decompressed bundle", e.id);
+        co.owned = plain;
+      } else {
+        co.in = in;
+      }
+      out.push_back(std::move(co));
+    }
+  }
+  if (out.empty()) fail_at({file, off}, ".hip_fatbin holds no device code object");
+  return out;
+}
+
+class Splitter {
+ public:
+  explicit Splitter(const SplitOptions& o) : o_(o) {
+    if (o_.name.empty() || o_.name.find('/') != std::string::npos || o_.name.find('@') != std::string::npos)
+      fail("", "the archive name '{}' must be a non-empty file name without '/' or '@'", o_.name);
+  }
+
+  // One file at `relative` (its path in the output): rewritten when it is a
+  // HIP binary (true), its code objects kept for the archives.
+  bool file(const InputFile& in, const std::string& file, const std::string& relative, const codec::Sink& sink) {
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin = hip_fatbin(in, file);
+    if (!fatbin) return false;
+    std::shared_ptr<InputFile> held = InputFile::open(file);  // the code objects' bytes outlive the call
+    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, relative, file);
+    formats::KpackRef ref;
+    std::string up;
+    for (char c : relative)
+      if (c == '/') up += "../";
+    ref.search_paths.push_back(fmt::format("{}.kpack/{}_{}.kpack", up, o_.name, formats::kGfxArchPlaceholder));
+    ref.kernel_name = relative;
+    const std::vector<std::byte> marker = formats::write_kpack_ref(ref);
+    SplitFile f{relative, kpack_linked_elf(in, marker, file, sink), cos.size()};
+    report_.files.push_back(std::move(f));
+    for (CodeObject& co : cos) by_arch_[co.arch].push_back(std::move(co));
+    return true;
+  }
+
+  // The archives, into `dir`/.kpack.
+  void finish(const std::string& dir, const std::string& input) {
+    if (report_.files.empty()) fail(input, "no HIP binary (.hip_fatbin holding device code): nothing to split");
+    const std::string kdir = dir + "/.kpack";
+    if (::mkdir(kdir.c_str(), 0755) != 0 && errno != EEXIST)
+      fail(kdir, "cannot create the directory: {}", std::strerror(errno));
+    for (const auto& [arch, cos] : by_arch_) {
+      formats::KpackArchive a;
+      a.group_name = o_.name;
+      a.gfx_arch_family = arch;
+      a.gfx_arches = {arch};
+      a.scheme = o_.scheme;
+      std::vector<Bytes> stored;
+      std::deque<std::vector<std::byte>> frames;
+      for (const CodeObject& co : cos) {
+        formats::KpackKernel k;
+        k.binary = co.key;
+        k.arch = arch;
+        k.ordinal = static_cast<std::uint32_t>(a.kernels.size());
+        k.original_size = co.size;
+        k.metadata = {{"target", co.id}, {"source_prefix", ""}};
+        a.kernels.push_back(std::move(k));
+        if (o_.scheme == formats::KpackScheme::ZstdPerKernel) {
+          frames.push_back(formats::kpack_compress(co.bytes()));
+          stored.push_back(frames.back());
+        } else {
+          stored.push_back(co.bytes());
+        }
+      }
+      const std::string name = fmt::format("{}_{}.kpack", o_.name, arch);
+      const std::string path = kdir + "/" + name;
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0) fail(path, "exists in the input: the archive would replace it");
+      OutputFile out(path);
+      std::size_t n = 0;
+      formats::write_kpack(a, stored, [&](Bytes b, bool is_stored) {
+        if (!is_stored) return out.write(b);
+        const CodeObject& co = cos[n++];
+        if (o_.scheme == formats::KpackScheme::None && co.in && co.size >= kCopyThreshold)
+          out.copy_from(*co.in, co.off, co.size);
+        else
+          out.write(b);
+      });
+      const std::uint64_t size = out.written();
+      out.commit();
+      ::chmod(path.c_str(), 0644);
+      report_.archives.push_back({".kpack/" + name, arch, cos.size(), size});
+    }
+  }
+
+  SplitReport take() { return std::move(report_); }
+
+ private:
+  const SplitOptions& o_;
+  SplitReport report_;
+  std::map<std::string, std::vector<CodeObject>> by_arch_;
+};
+
+// The folder the files given alone are split into, removed unless renamed
+// into place.
+struct Scratch {
+  std::string dir;
+  ~Scratch() {
+    if (dir.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
+SplitReport split(const std::vector<std::string>& inputs, const std::string& out_dir, const SplitOptions& options) {
+  if (inputs.empty()) fail("", "no input to split");
+  Splitter s(options);
+  struct stat st {};
+  if (inputs.size() == 1 && ::stat(inputs[0].c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    TreeRewrite rewrite;
+    rewrite.file = [&](const InputFile& in, const std::string& file, std::string_view relative, const codec::Sink& sink) {
+      FileOutcome o;
+      o.action = s.file(in, file, std::string(relative), sink) ? FileAction::Write : FileAction::Copy;
+      return o;
+    };
+    rewrite.finish = [&](const std::string& staging) { s.finish(staging, inputs[0]); };
+    rewrite_tree(inputs[0], rewrite, out_dir);
+    return s.take();
+  }
+  // Files: each at its name in the new folder.
+  std::map<std::string, std::string> names;
+  for (const std::string& path : inputs) {
+    if (::stat(path.c_str(), &st) != 0) fail(path, "{}", std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) fail(path, "a directory is split alone (give one directory, or files)");
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (!names.emplace(name, path).second) fail(path, "two inputs are named {}", name);
+  }
+  const std::string out = folder_path(out_dir);
+  if (::lstat(out.c_str(), &st) == 0) fail(out, "exists: split writes a new folder (remove it, or give another name)");
+  std::filesystem::path p = std::filesystem::path(out).lexically_normal();
+  std::string pattern = (p.parent_path().empty() ? std::string(".") : p.parent_path().string()) + "/." +
+                        p.filename().string() + ".XXXXXX";
+  if (!::mkdtemp(pattern.data())) fail(out, "cannot create a folder beside it: {}", std::strerror(errno));
+  Scratch scratch{pattern};
+  for (const auto& [name, path] : names) {
+    std::shared_ptr<InputFile> in = InputFile::open(path);
+    OutputFile file(scratch.dir + "/" + name);
+    PieceWriter writer(file, *in);
+    if (!s.file(*in, path, name, writer)) file.clone_from(*in);
+    file.copy_mode_from(path);
+    file.commit();
+  }
+  s.finish(scratch.dir, inputs.size() == 1 ? inputs[0] : out);
+  if (::chmod(scratch.dir.c_str(), 0755) != 0 ||
+      ::renameat2(AT_FDCWD, scratch.dir.c_str(), AT_FDCWD, out.c_str(), RENAME_NOREPLACE) != 0)
+    fail(out, "cannot rename {} to it: {}", scratch.dir, std::strerror(errno));
+  scratch.dir.clear();
+  return s.take();
+}
+
+}  // namespace ot::prune

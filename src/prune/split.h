@@ -1,0 +1,73 @@
+// offloadtool split: what AMD's rocm-kpack splitter does, natively. Each HIP
+// binary (an ELF shared library or executable with .hip_fatbin) is rewritten
+// as the splitter rewrites it (linked_elf.cpp's kpack_linked_elf: the
+// .rocm_kpack_ref marker and its segment, HIPK records, .hip_fatbin NOBITS
+// with its pages cut), and its code objects go to one .kpack archive per
+// architecture (formats/kpack.h's writer), in AMD's installed layout:
+//
+//   OUT/lib/libfoo.so                      marker {kpack_search_paths: ["../.kpack/NAME_@GFXARCH@.kpack"],
+//                                                  kernel_name: "lib/libfoo.so"}
+//   OUT/.kpack/NAME_gfx1100.kpack          TOC keys "lib/libfoo.so#<n>", n counting that
+//   OUT/.kpack/NAME_gfx90a:xnack-.kpack    architecture's code objects in .hip_fatbin order
+//
+// A file given alone lands at OUT/<its name>; a directory is rewritten as a
+// tree (prune/tree.h's machinery: other files cloned, links kept, the new tree
+// renamed into place when complete). Knows nothing of command lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codec/codec.h"
+#include "formats/kpack.h"
+#include "support/bytes.h"
+
+namespace ot {
+class InputFile;
+}
+
+namespace ot::prune {
+
+// What kpack_linked_elf did to one file.
+struct KpackedElf {
+  std::uint64_t records = 0;      // HIPF records made HIPK
+  std::uint64_t marker_addr = 0;  // the .rocm_kpack_ref section's address
+  std::uint64_t pages_cut = 0;    // 4 KiB pages of .hip_fatbin cut out of the file
+  std::uint64_t size_before = 0, size_after = 0;
+  std::vector<std::string> notes;  // where this differs from AMD's splitter, and why
+};
+
+// The linked ELF file `in` (a HIP shared library or executable; `file` names
+// it in errors) rewritten with `marker` (formats::write_kpack_ref's bytes) as
+// AMD's splitter rewrites it, handed to `sink` in order (pieces of in.bytes()
+// are ranges of the input). Everything is checked before the first byte.
+KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, const std::string& file, const codec::Sink& sink);
+
+struct SplitOptions {
+  std::string name;  // the archives' group name and file prefix (AMD's artifact prefix: "blas_lib")
+  formats::KpackScheme scheme = formats::KpackScheme::None;
+};
+
+struct SplitFile {
+  std::string path;  // in the output, relative to it
+  KpackedElf elf;
+  std::uint64_t code_objects = 0;
+};
+struct SplitArchive {
+  std::string path;  // relative to the output: ".kpack/NAME_gfx1100.kpack"
+  std::string arch;
+  std::uint64_t kernels = 0, size = 0;
+};
+struct SplitReport {
+  std::vector<SplitFile> files;        // the HIP binaries rewritten, in tree order
+  std::vector<SplitArchive> archives;  // sorted by architecture
+};
+
+// Splits `inputs` (files and directories) into the new folder `out_dir`
+// (which must not exist; built beside it and renamed into place when
+// complete, so that a failure leaves nothing). A file that is no HIP binary
+// is copied; an input without any HIP binary is an error.
+SplitReport split(const std::vector<std::string>& inputs, const std::string& out_dir, const SplitOptions& options);
+
+}  // namespace ot::prune

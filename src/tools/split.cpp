@@ -1,0 +1,76 @@
+// offloadtool split: what AMD's rocm-kpack splitter does, natively (prune/split.h
+// does the work): HIP binaries rewritten to fetch their code objects from
+// per-architecture kpack archives, written beside them.
+//
+//   offloadtool split FILE... -o OUTDIR [--name NAME] [--compress none|zstd]
+//   offloadtool split DIR -o OUTDIR
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <memory>
+
+#include "prune/split.h"
+#include "support/printable.h"
+#include "tools/tools.h"
+
+namespace ot::tools {
+namespace {
+
+struct SplitOptions {
+  std::vector<std::string> inputs;
+  std::string output, name, compress = "none";
+  SizeStyle sizes = SizeStyle::Human;
+};
+
+// The default archive name: the first input's name up to its first '.'
+// ("librocsparse.so.0" -> "librocsparse"), as AMD names archives by artifact.
+std::string default_name(const std::string& input) {
+  std::string base = std::filesystem::path(input).lexically_normal().filename().string();
+  if (base.empty() || base == "." || base == "..") base = std::filesystem::absolute(input).lexically_normal().filename().string();
+  if (auto dot = base.find('.'); dot != std::string::npos && dot > 0) base.resize(dot);
+  return base.empty() ? std::string("kpack") : base;
+}
+
+int run_split(const SplitOptions& o) {
+  prune::SplitOptions opts;
+  opts.name = o.name.empty() ? default_name(o.inputs.front()) : o.name;
+  opts.scheme = o.compress == "zstd" ? formats::KpackScheme::ZstdPerKernel : formats::KpackScheme::None;
+  prune::SplitReport r = prune::split(o.inputs, o.output, opts);
+  for (const prune::SplitFile& f : r.files) {
+    print(fmt::format("split {}: {} records, {} code objects, {} -> {}\n", printable(f.path), f.elf.records,
+                      f.code_objects, size_text(f.elf.size_before, o.sizes), size_text(f.elf.size_after, o.sizes)));
+    for (const std::string& n : f.elf.notes) print(fmt::format("note: {}: {}\n", printable(f.path), printable(n)));
+  }
+  for (const prune::SplitArchive& a : r.archives)
+    print(fmt::format("archive {}: {} code objects, {}\n", printable(a.path), a.kernels, size_text(a.size, o.sizes)));
+  return 0;
+}
+
+}  // namespace
+
+cli::AppletBody define_split(CLI::App& app) {
+  auto o = std::make_shared<SplitOptions>();
+  app.description(
+      "Split HIP binaries as AMD's rocm-kpack splitter does (docs/kpack.md): each ELF shared library or executable "
+      "with a .hip_fatbin is rewritten so that the HIP runtime fetches its code objects from per-architecture kpack "
+      "archives (a .rocm_kpack_ref section naming ../.kpack/NAME_@GFXARCH@.kpack and the binary, mapped by a "
+      "segment of its own; the records of .hipFatBinSegment made HIPK with their index; .hip_fatbin made NOBITS with "
+      "its whole pages cut out of the file), and its code objects (compressed bundles decompressed) go to "
+      "OUTDIR/.kpack/NAME_<arch>.kpack, one archive per architecture, keyed \"<path>#<n>\". A directory is "
+      "rewritten as a new tree (other files cloned, links kept); files given alone land at OUTDIR/<name>. Where "
+      "AMD's splitter writes a broken pointer (DT_RELR, non-PIE executables) the right value is written and a note "
+      "says so. The output folder must not exist; it is renamed into place when complete.");
+  app.add_option("input", o->inputs, "the HIP binaries, or one directory, to split")->required();
+  app.add_option("-o,--output", o->output, "the new folder to write")->required();
+  app.add_option("--name", o->name,
+                 "the archives' name and group (AMD's artifact prefix, e.g. blas_lib; default: the first input's "
+                 "name up to its first '.')");
+  app.add_option("--compress", o->compress,
+                 "how archives store code objects: none (as AMD's splitter writes them; default) or zstd (one "
+                 "level-3 zstd frame per code object, AMD's zstd-per-kernel scheme)")
+      ->check(CLI::IsMember({"none", "zstd"}));
+  add_bytes_flag(app, o->sizes, "");
+  return [o](const cli::Invocation&) { return run_split(*o); };
+}
+
+}  // namespace ot::tools
