@@ -49,7 +49,7 @@ class Finder : public contents::Visitor {
   bool wants_code_object_headers() const override { return false; }
 };
 
-// The host entry's ID clang 19 writes for the ELF machine.
+// The host entry's ID clang 19 writes for the machine (ELF, and PE alike).
 std::string host_id(std::uint16_t machine) {
   return machine == object::elf::EM_AARCH64 ? "host-aarch64-unknown-linux--" : "host-x86_64-unknown-linux--";
 }
@@ -77,11 +77,22 @@ class Joiner {
 
   Report run(const codec::Sink& sink) {
     const Bytes data = in_.bytes();
-    if (object::is_pe_image(data)) fail_at({file_, 0}, "PE images are not joined (ELF files are)");
-    if (object::identify_object(data) != object::ObjectKind::Elf)
-      fail_at({file_, 0}, "not an ELF file: only kpack'd ELF shared libraries and executables are joined");
-    const std::vector<object::SectionInfo> sections = object::read_sections(data, file_);
-    const std::optional<object::KpackedBinary> kb = object::find_kpack_records(data, sections, file_);
+    const bool pe = object::is_pe_image(data);
+    std::optional<object::KpackedBinary> kb;
+    std::string host;
+    if (pe) {
+      const object::PeImage image = object::PeImage::parse(data, file_);
+      kb = object::find_kpack_records(image, file_);
+      // What clang 19 writes for --target=x86_64-pc-windows-msvc too (observed).
+      host = host_id(image.machine == object::coff::IMAGE_FILE_MACHINE_ARM64 ? object::elf::EM_AARCH64
+                                                                             : object::elf::EM_X86_64);
+    } else {
+      if (object::identify_object(data) != object::ObjectKind::Elf)
+        fail_at({file_, 0}, "neither an ELF file nor a PE image: only kpack'd shared libraries, executables and DLLs "
+                "are joined");
+      kb = object::find_kpack_records(data, object::read_sections(data, file_), file_);
+      host = host_id(load_le<std::uint16_t>(data.data() + 18));
+    }
     if (!kb) fail_at({file_, 0}, "no HIPK record: not a kpack'd binary, nothing to join");
     const formats::KpackRef ref = formats::read_kpack_ref(kb->marker, file_, kb->marker_offset);
     contents::walk_input(in_, finder_, {}, file_);
@@ -100,7 +111,7 @@ class Joiner {
       const std::string key = fmt::format("{}#{}", ref.kernel_name, r->index);
       const std::string where = fmt::format("record {} ('{}')", r->position, key);
       Bundle b;
-      b.ids.push_back(host_id(load_le<std::uint16_t>(data.data() + 18)));
+      b.ids.push_back(host);
       b.sizes.push_back(0);
       std::vector<std::pair<std::string, const Found*>> chosen;
       std::vector<std::string> seen;
@@ -136,7 +147,7 @@ class Joiner {
       bundles_.push_back(std::move(b));
     }
     fb.emit = [this, &fb](const codec::Sink& out) { emit(fb, out); };
-    Report report = join_linked_elf(in_, fb, file_, sink);
+    Report report = pe ? join_pe_image(in_, fb, file_, sink) : join_linked_elf(in_, fb, file_, sink);
     report.entries = std::move(entries);
     return report;
   }
@@ -215,8 +226,12 @@ FileOutcome join_tree_file(const InputFile& in, const Selection* keep, const std
     return o;
   }
   const Bytes data = in.bytes();
-  if (object::identify_object(data) != object::ObjectKind::Elf) return {};
-  if (!object::find_kpack_records(data, object::read_sections(data, file), file)) return {};
+  if (object::is_pe_image(data)) {
+    if (!object::find_kpack_records(object::PeImage::parse(data, file), file)) return {};
+  } else {
+    if (object::identify_object(data) != object::ObjectKind::Elf) return {};
+    if (!object::find_kpack_records(data, object::read_sections(data, file), file)) return {};
+  }
   FileOutcome o;
   o.action = FileAction::Write;
   o.report = join_file(in, keep, file, sink);
