@@ -3,7 +3,8 @@
 // .hip_fatbin NOBITS, its code objects in per-architecture .kpack archives --
 // becomes a self-contained fat binary again: each record clang's HIPF one,
 // pointing at its bundle in a real .hip_fatbin built from the archives' code
-// objects (prune/linked_elf.cpp does the edit, the one editor of linked files),
+// objects (prune/linked_elf.cpp and, for PE images, prune/pe_image.cpp do the
+// edit: the one editor of linked files),
 // so that a HIP runtime without kpack support loads it.
 //
 //   archives    found as AMD's loader finds them (contents/kpack_search, through

@@ -57,7 +57,8 @@ cli::AppletBody define_join(CLI::App& app) {
       "code objects the archives hold for it (the host entry first, the bundle entry IDs the splitter recorded, "
       "sorted, at 4 KiB boundaries, as clang 19 lays out .hip_fatbin), the records get clang's HIPF magic and "
       "pointers to their bundles again (relocation addends, RELR slots or absolute values), and the marker's segment "
-      "maps the new .hip_fatbin at the end of the file. A directory gives a new directory (-o OUTDIR): kpack'd "
+      "maps the new .hip_fatbin at the end of the file. A kpack'd PE image (DLL, EXE) gets its bundles back in .hip_fat "
+      "at its own address (the raw data after it moved up, .kpackrf dropped, CheckSum computed again). A directory gives a new directory (-o OUTDIR): kpack'd "
       "binaries joined, the kpack archives and the folders they leave empty (.kpack) left out, the rest copied as "
       "prune copies a tree. A record no archive holds a code object for is an error naming its key and the paths "
       "looked at. docs/kpack.md says more.");
