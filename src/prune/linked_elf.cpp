@@ -131,7 +131,7 @@ class LinkedPruner {
   //      up to four PT_LOADs, everything after the cut moved down by it
   // Streamed: the input's ranges around the cut go to the sink as views of
   // it, then the few KiB appended at EOF.
-  KpackedElf kpack(Bytes marker, const codec::Sink& sink) {
+  KpackedElf kpack(Bytes marker, std::span<const std::uint64_t> bundles, const codec::Sink& sink) {
     read_headers();
     if (kind_ != Kind::Hip) fail_at({file_, elf_.header_offset(*section_)}, "{} is not HIP device code: not split", name_);
     check_dynamic();
@@ -212,14 +212,42 @@ class LinkedPruner {
     if (w.sh_type == elf::SHT_NOBITS || w.sh_size % kHipWrapperSize != 0 || w.sh_size == 0)
       fail_at({file_, elf_.header_offset(*segment_section)}, ".hipFatBinSegment (0x{:x} bytes) is not an array of "
               "__hip_fatbin_wrapper records of 0x{:x} bytes", static_cast<std::uint64_t>(w.sh_size), kHipWrapperSize);
-    std::map<std::uint64_t, std::uint64_t> rela_any;  // r_offset -> file offset, first SHT_RELA entry (AMD's search)
+    // r_offset -> (file offset, section): the first SHT_RELA entry (AMD's search), of any type.
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::size_t>> rela_any;
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const Shdr& s = elf_.shdrs[i];
       if (s.sh_type != elf::SHT_RELA) continue;
       table(i, sizeof(Rela));
       for (std::uint64_t at = s.sh_offset; at < s.sh_offset + s.sh_size; at += sizeof(Rela))
-        rela_any.try_emplace(r_.read<Rela>(at, "relocation").r_offset, at);
+        rela_any.try_emplace(r_.read<Rela>(at, "relocation").r_offset, at, i);
     }
+    // The value a record's pointer gets at run time: a relative relocation's
+    // addend, a symbolic one's symbol plus addend (-fgpu-rdc: R_X86_64_64
+    // against the exported __hip_fatbin_<id>), else the bytes in place.
+    auto record_value = [&](std::uint64_t slot, const Where& why) -> std::uint64_t {
+      auto it = rela_any.find(slot);
+      if (it == rela_any.end()) return pointer(slot, why);
+      const Rela rel = r_.read<Rela>(it->second.first, "relocation");
+      const std::uint64_t info = rel.r_info;
+      const std::uint64_t addend = static_cast<std::uint64_t>(static_cast<std::int64_t>(rel.r_addend));
+      if ((info & 0xffffffffu) == machine_.relative) return addend;
+      const std::uint32_t abs64 = elf_.ehdr.e_machine == elf::EM_X86_64 ? 1 : 257;  // R_X86_64_64, R_AARCH64_ABS64
+      if ((info & 0xffffffffu) != abs64)
+        fail_at({file_, it->second.first}, "the relocation of a record's pointer has type {}, not a pointer's",
+                info & 0xffffffffu);
+      const std::size_t link = elf_.shdrs[it->second.second].sh_link;
+      if (link == 0 || link >= elf_.shdrs.size())
+        fail_at({file_, elf_.header_offset(it->second.second)}, "{} names no symbol table",
+                elf_.names[it->second.second]);
+      const Shdr& syms = table(link, sizeof(Sym));
+      const std::uint64_t index = info >> 32;
+      if (index >= syms.sh_size / sizeof(Sym))
+        fail_at({file_, it->second.first}, "relocation names symbol {}, past the symbol table", index);
+      const Sym sym = r_.read<Sym>(syms.sh_offset + index * sizeof(Sym), "symbol");
+      if (sym.st_shndx == elf::SHN_UNDEF)
+        fail_at({file_, it->second.first}, "a record's pointer names an undefined symbol");
+      return static_cast<std::uint64_t>(sym.st_value) + addend;
+    };
     const bool dyn = eh0.e_type == elf::ET_DYN;
     std::set<std::uint64_t> slots;
     for (std::uint64_t i = 0; i * kHipWrapperSize < w.sh_size; ++i) {
@@ -232,16 +260,23 @@ class LinkedPruner {
         fail_at({file_, at}, "record {} of .hipFatBinSegment is already HIPK: the file was split before", i);
       if (magic != kHipWrapperMagic)
         fail_at({file_, at}, "record {} of .hipFatBinSegment has magic 0x{:x}, not 0x{:x}", i, magic, kHipWrapperMagic);
-      const std::uint64_t value = pointer(slot, {file_, at + kHipWrapperBinary});
+      const std::uint64_t value = record_value(slot, {file_, at + kHipWrapperBinary});
       if (value < sec_addr_ || value >= sec_addr_ + sec_size_)
         fail_at({file_, at + kHipWrapperBinary}, "record {} of .hipFatBinSegment points to 0x{:x}, outside .hip_fatbin",
                 i, value);
+      // The bundle it registers: the archives key that bundle's code objects
+      // "#<i>" (the index the record carries).
+      auto bundle = std::ranges::find(bundles, value - sec_addr_);
+      if (bundle == bundles.end())
+        fail_at({file_, at + kHipWrapperBinary}, "record {} of .hipFatBinSegment points into the middle of a bundle "
+                "(0x{:x})", i, value);
+      result.record_bundles.push_back(static_cast<std::uint64_t>(bundle - bundles.begin()));
       std::uint64_t in_place = 0;
       if (auto it = rela_any.find(slot); it != rela_any.end() && dyn) {
-        Rela rel = r_.read<Rela>(it->second, "relocation");
+        Rela rel = r_.read<Rela>(it->second.first, "relocation");
         rel.r_info = machine_.relative;  // symbol 0
         rel.r_addend = static_cast<std::int64_t>(V);
-        patches_.put(it->second, rel);
+        patches_.put(it->second.first, rel);
       } else if (relr_.contains(slot) || !dyn) {
         in_place = V;  // RELR adds the load base to it; a non-PIE executable uses it as it is
         if (relr_.contains(slot)) result.notes.push_back(fmt::format(
@@ -1376,10 +1411,11 @@ Report join_linked_elf(const InputFile& in, const JoinedFatbin& fatbin, const st
   return p.join(fatbin, sink);
 }
 
-KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, const std::string& file, const codec::Sink& sink) {
+KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
+                            const std::string& file, const codec::Sink& sink) {
   static const Selection kNone;
   LinkedPruner p(in, kNone, file);
-  return p.kpack(marker, sink);
+  return p.kpack(marker, bundles, sink);
 }
 
 Report prune_linked_elf(const InputFile& in, const Selection& selection, const std::string& file,

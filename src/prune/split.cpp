@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "compress/ccob.h"
 #include "formats/bundle_binary.h"
@@ -22,6 +24,7 @@
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "target/target_id.h"
 
 namespace ot::prune {
 namespace {
@@ -37,7 +40,8 @@ constexpr std::uint64_t kCopyThreshold = 16u << 10;
 struct CodeObject {
   std::string id;    // the bundle entry ID
   std::string arch;  // what follows its last "--" (AMD's extract_architecture_from_target)
-  std::string key;   // the TOC binary key, "<kernel_name>#<n>"
+  std::string key;   // the TOC binary key, "<kernel_name>#<i>", i the record registering its bundle
+  std::uint64_t bundle = 0;  // the bundle of .hip_fatbin it is in
   // Its bytes: a range of the input file (a plain bundle's entry), or owned (from a CCOB).
   std::shared_ptr<InputFile> in;
   std::uint64_t off = 0, size = 0;
@@ -62,10 +66,10 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> hip_fatbin(const InputFil
 
 // The code objects of .hip_fatbin (at `off`, `size` bytes of `in`), in order:
 // every bundle's non-host entries, a CCOB's decompressed (its hash checked).
-// Each gets its key: `kernel_name`#n, n counting its architecture's code
-// objects in this order (AMD's co_index on the split side).
+// Each is keyed later, per record (Splitter::file). `bundles` gets the
+// bundles' offsets in .hip_fatbin; CodeObject::bundle is the bundle's number.
 std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::uint64_t off, std::uint64_t size,
-                                     const std::string& kernel_name, const std::string& file) {
+                                     const std::string& file, std::vector<std::uint64_t>& bundles) {
   if (off > in->bytes().size() || size > in->bytes().size() - off)
     fail_at({file, off}, ".hip_fatbin (0x{:x} bytes) extends past the end of the file", size);
   Bytes blob = in->bytes().subspan(off, size);
@@ -73,9 +77,11 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
   std::vector<formats::BundleSpan> spans = rebase_errors(off, [&] { return formats::split_bundles(source, file); });
   if (spans.empty()) fail_at({file, off}, ".hip_fatbin does not start with an offload bundle");
   std::vector<CodeObject> out;
-  std::map<std::string, std::uint64_t> next;  // arch -> its next index
   for (const formats::BundleSpan& span : spans) {
     const std::uint64_t at = off + span.offset;
+    const std::uint64_t b = bundles.size();
+    bundles.push_back(span.offset);
+    std::set<std::string> arches;
     std::vector<formats::BundleEntry> entries = span.entries;
     std::shared_ptr<std::vector<std::byte>> plain;
     std::uint64_t base = at;  // of the entries' offsets: in the file, or in `plain`
@@ -99,7 +105,9 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
       co.arch = e.id.substr(dash + 2);
       if (co.arch.find('/') != std::string::npos || co.arch.find('\0') != std::string::npos)
         fail_at({file, at}, "bundle entry '{}' has a target ID that cannot name a file", e.id);
-      co.key = fmt::format("{}#{}", kernel_name, next[co.arch]++);
+      if (!arches.insert(co.arch).second)
+        fail_at({file, at}, "bundle {} holds two code objects for {}: the archive could key one only", b, co.arch);
+      co.bundle = b;
       co.off = base + e.offset;
       co.size = e.size;
       if (plain) {
@@ -129,7 +137,8 @@ class Splitter {
     std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin = hip_fatbin(in, file);
     if (!fatbin) return false;
     std::shared_ptr<InputFile> held = InputFile::open(file);  // the code objects' bytes outlive the call
-    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, relative, file);
+    std::vector<std::uint64_t> bundles;
+    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, file, bundles);
     formats::KpackRef ref;
     std::string up;
     for (char c : relative)
@@ -137,15 +146,96 @@ class Splitter {
     ref.search_paths.push_back(fmt::format("{}.kpack/{}_{}.kpack", up, o_.name, formats::kGfxArchPlaceholder));
     ref.kernel_name = relative;
     const std::vector<std::byte> marker = formats::write_kpack_ref(ref);
-    SplitFile f{relative, kpack_linked_elf(in, marker, file, sink), cos.size()};
+    SplitFile f{relative, kpack_linked_elf(in, marker, bundles, file, sink), 0};
+    // Record i's code objects under "#i": AMD's splitter counts each
+    // architecture's code objects instead (co_index), which is i only where
+    // each record registers its own bundle, in order, and every bundle holds
+    // every architecture (reference §6.2); under -fgpu-rdc two records
+    // register one bundle, and the second's code objects were not found.
+    std::vector<bool> registered(bundles.size());
+    for (std::size_t i = 0; i < f.elf.record_bundles.size(); ++i) {
+      const std::uint64_t b = f.elf.record_bundles[i];
+      registered[b] = true;
+      for (const CodeObject& co : cos) {
+        if (co.bundle != b) continue;
+        CodeObject k = co;
+        k.key = fmt::format("{}#{}", relative, i);
+        by_arch_[k.arch].push_back(std::move(k));
+        ++f.code_objects;
+      }
+      if (i != b)
+        f.elf.notes.push_back(fmt::format("record {} registers bundle {}: its code objects are keyed #{} (AMD's "
+                                          "splitter counts per architecture, and its key #{} would name another "
+                                          "bundle or none)", i, b, i, i));
+    }
+    for (std::size_t b = 0; b < bundles.size(); ++b)
+      if (!registered[b])
+        f.elf.notes.push_back(fmt::format("bundle {} of .hip_fatbin is registered by no record: its code objects "
+                                          "are left out", b));
     report_.files.push_back(std::move(f));
-    for (CodeObject& co : cos) by_arch_[co.arch].push_back(std::move(co));
     return true;
+  }
+
+  // No stub archives (reference §6.1): the HIP runtime tries an archive of
+  // a more specific target ID first (gfx90a:xnack- before gfx90a on an
+  // xnack-off gfx90a), and before rocm-systems #9953 fails at once when that
+  // archive lacks a binary's key. Where one binary of the input has code for
+  // gfx90a:xnack- and another only for gfx90a, AMD's splitter writes a
+  // gfx90a:xnack- archive without the second: split adds to each archive,
+  // for every key it lacks, the code object of the most specific archive of
+  // the same processor whose features are a subset of its own (code for
+  // gfx90a loads on every gfx90a), under its own architecture key.
+  void complete_specific_archives() {
+    struct Parsed {
+      std::string processor;
+      target::FeatureMap features;
+    };
+    std::map<std::string, Parsed> parsed;
+    for (const auto& [arch, cos] : by_arch_) {
+      Parsed p;
+      std::optional<std::string> proc = target::parse_target_id_format(arch, &p.features);
+      if (!proc) continue;  // not a target ID: stands alone
+      p.processor = *proc;
+      parsed[arch] = std::move(p);
+    }
+    auto subset = [](const target::FeatureMap& a, const target::FeatureMap& b) {  // a strictly inside b
+      if (a.size() >= b.size()) return false;
+      return std::ranges::all_of(a, [&](const auto& f) {
+        auto it = b.find(f.first);
+        return it != b.end() && it->second == f.second;
+      });
+    };
+    std::map<std::string, std::vector<CodeObject>> added;
+    for (const auto& [arch, p] : parsed) {
+      // The donors, most specific first (the loader's order), then by name.
+      std::vector<std::string> donors;
+      for (const auto& [other, q] : parsed)
+        if (q.processor == p.processor && subset(q.features, p.features)) donors.push_back(other);
+      std::ranges::stable_sort(donors, [&](const std::string& x, const std::string& y) {
+        return parsed[x].features.size() > parsed[y].features.size();
+      });
+      std::set<std::string> keys;
+      for (const CodeObject& co : by_arch_[arch]) keys.insert(co.key);
+      for (const std::string& d : donors)
+        for (const CodeObject& co : by_arch_[d])
+          if (keys.insert(co.key).second) {
+            CodeObject c = co;
+            c.arch = arch;
+            added[arch].push_back(std::move(c));
+          }
+    }
+    for (auto& [arch, cos] : added) {
+      report_.notes.push_back(fmt::format("archive {}_{}.kpack also holds {} code objects of less specific targets "
+                                          "for the binaries that have none of its own (no stub archive shadows "
+                                          "another)", o_.name, arch, cos.size()));
+      for (CodeObject& co : cos) by_arch_[arch].push_back(std::move(co));
+    }
   }
 
   // The archives, into `dir`/.kpack.
   void finish(const std::string& dir, const std::string& input) {
     if (report_.files.empty()) fail(input, "no HIP binary (.hip_fatbin holding device code): nothing to split");
+    complete_specific_archives();
     const std::string kdir = dir + "/.kpack";
     if (::mkdir(kdir.c_str(), 0755) != 0 && errno != EEXIST)
       fail(kdir, "cannot create the directory: {}", std::strerror(errno));

@@ -7,8 +7,8 @@
 //
 //   OUT/lib/libfoo.so                      marker {kpack_search_paths: ["../.kpack/NAME_@GFXARCH@.kpack"],
 //                                                  kernel_name: "lib/libfoo.so"}
-//   OUT/.kpack/NAME_gfx1100.kpack          TOC keys "lib/libfoo.so#<n>", n counting that
-//   OUT/.kpack/NAME_gfx90a:xnack-.kpack    architecture's code objects in .hip_fatbin order
+//   OUT/.kpack/NAME_gfx1100.kpack          TOC keys "lib/libfoo.so#<i>": the code objects of
+//   OUT/.kpack/NAME_gfx90a:xnack-.kpack    the bundle record i registers
 //
 // A file given alone lands at OUT/<its name>; a directory is rewritten as a
 // tree (prune/tree.h's machinery: other files cloned, links kept, the new tree
@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct KpackedElf {
   std::uint64_t records = 0;      // HIPF records made HIPK
   std::uint64_t marker_addr = 0;  // the .rocm_kpack_ref section's address
   std::uint64_t pages_cut = 0;    // 4 KiB pages of .hip_fatbin cut out of the file
+  std::vector<std::uint64_t> record_bundles;  // per record, the bundle of .hip_fatbin it registers
   std::uint64_t size_before = 0, size_after = 0;
   std::vector<std::string> notes;  // where this differs from AMD's splitter, and why
 };
@@ -41,8 +43,12 @@ struct KpackedElf {
 // The linked ELF file `in` (a HIP shared library or executable; `file` names
 // it in errors) rewritten with `marker` (formats::write_kpack_ref's bytes) as
 // AMD's splitter rewrites it, handed to `sink` in order (pieces of in.bytes()
-// are ranges of the input). Everything is checked before the first byte.
-KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, const std::string& file, const codec::Sink& sink);
+// are ranges of the input). Each record carries its position i as its index;
+// the bundle it registers (among `bundles`, their offsets in .hip_fatbin in
+// order) is in record_bundles[i]: the archives key that bundle's code objects
+// "#<i>". Everything is checked before the first byte.
+KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
+                            const std::string& file, const codec::Sink& sink);
 
 struct SplitOptions {
   std::string name;  // the archives' group name and file prefix (AMD's artifact prefix: "blas_lib")
@@ -62,6 +68,7 @@ struct SplitArchive {
 struct SplitReport {
   std::vector<SplitFile> files;        // the HIP binaries rewritten, in tree order
   std::vector<SplitArchive> archives;  // sorted by architecture
+  std::vector<std::string> notes = {};  // what the user should know
 };
 
 // Splits `inputs` (files and directories) into the new folder `out_dir`

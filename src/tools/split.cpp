@@ -41,6 +41,7 @@ int run_split(const SplitOptions& o) {
                       f.code_objects, size_text(f.elf.size_before, o.sizes), size_text(f.elf.size_after, o.sizes)));
     for (const std::string& n : f.elf.notes) print(fmt::format("note: {}: {}\n", printable(f.path), printable(n)));
   }
+  for (const std::string& n : r.notes) print(fmt::format("note: {}\n", printable(n)));
   for (const prune::SplitArchive& a : r.archives)
     print(fmt::format("archive {}: {} code objects, {}\n", printable(a.path), a.kernels, size_text(a.size, o.sizes)));
   return 0;
