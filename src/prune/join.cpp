@@ -1,6 +1,7 @@
 #include "prune/join.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <map>
@@ -69,6 +70,7 @@ struct Bundle {
   std::vector<std::uint64_t> sizes;
   std::vector<const Found*> objects;   // per ID after the host's
   formats::BinaryBundleLayout layout;
+  std::uint64_t offset = 0;            // in the new .hip_fatbin
 };
 
 class Joiner {
@@ -140,9 +142,16 @@ class Joiner {
         b.sizes.push_back(f->kernel.original_size);
         b.objects.push_back(f);
       }
+      // Records that registered one bundle (-fgpu-rdc: each translation unit's
+      // record, the one linked bundle) get the same code objects: one bundle again.
+      if (const std::optional<std::uint64_t> same = same_as_before(b)) {
+        fb.bundle_offsets.push_back(*same);
+        continue;
+      }
       b.layout = formats::layout_binary_bundle(b.ids, b.sizes, kFatbinAlign);
       fb.size = align_up(fb.size, kFatbinAlign);
       fb.bundle_offsets.push_back(fb.size);
+      b.offset = fb.size;
       fb.size += b.layout.total_size;
       bundles_.push_back(std::move(b));
     }
@@ -153,12 +162,45 @@ class Joiner {
   }
 
  private:
-  void emit(const JoinedFatbin& fb, const codec::Sink& out) {
+  // The offset of an earlier bundle of the same IDs and code objects, byte for byte.
+  std::optional<std::uint64_t> same_as_before(const Bundle& b) {
+    for (const Bundle& e : bundles_) {
+      if (e.ids != b.ids || e.sizes != b.sizes) continue;
+      bool same = true;
+      for (std::size_t k = 0; same && k < b.objects.size(); ++k) same = same_bytes(*e.objects[k], *b.objects[k]);
+      if (same) return e.offset;
+    }
+    return std::nullopt;
+  }
+  // Whether two code objects are the same bytes: their stored bytes compared
+  // a chunk at a time (zstd frames: the frames, which the same bytes make
+  // alike when one writer wrote them; else they count as different).
+  bool same_bytes(const Found& x, const Found& y) {
+    if (x.zstd != y.zstd || x.kernel.stored_size != y.kernel.stored_size) return false;
+    const std::shared_ptr<InputFile>& a = archive(x.archive);
+    const std::shared_ptr<InputFile>& c = archive(y.archive);
+    std::vector<std::byte> p(static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, x.kernel.stored_size))), q(p.size());
+    for (std::uint64_t done = 0; done < x.kernel.stored_size;) {
+      const std::uint64_t n = std::min<std::uint64_t>(p.size(), x.kernel.stored_size - done);
+      a->read_at(x.kernel.offset + done, p.data(), n);
+      c->read_at(y.kernel.offset + done, q.data(), n);
+      if (std::memcmp(p.data(), q.data(), n) != 0) return false;
+      done += n;
+    }
+    return true;
+  }
+  const std::shared_ptr<InputFile>& archive(const std::string& path) {
+    std::shared_ptr<InputFile>& a = archives_[path];
+    if (!a) a = InputFile::open(path);
+    return a;
+  }
+
+  void emit(const JoinedFatbin&, const codec::Sink& out) {
     std::uint64_t at = 0;
     for (std::size_t i = 0; i < bundles_.size(); ++i) {
       const Bundle& b = bundles_[i];
-      emit_zeros(fb.bundle_offsets[i] - at, out);
-      at = fb.bundle_offsets[i];
+      emit_zeros(b.offset - at, out);
+      at = b.offset;
       out(Bytes(b.layout.header));
       std::uint64_t in_bundle = b.layout.header.size();
       for (std::size_t k = 0; k < b.objects.size(); ++k) {
@@ -174,8 +216,7 @@ class Joiner {
   // The code object's bytes, read from its archive a chunk at a time (or its
   // frame, decoded in pieces): the archive's pages are not kept mapped in.
   void code_object(const Found& f, const codec::Sink& out) {
-    std::shared_ptr<InputFile>& a = archives_[f.archive];
-    if (!a) a = InputFile::open(f.archive);
+    const std::shared_ptr<InputFile>& a = archive(f.archive);
     const formats::KpackKernel& k = f.kernel;
     if (k.offset > a->size() || k.stored_size > a->size() - k.offset)
       fail_at({f.archive, k.offset}, "the code object of '{}' for {} lies past the end of the archive", k.binary, k.arch);

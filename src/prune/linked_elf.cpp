@@ -515,14 +515,15 @@ class LinkedPruner {
         const Sym sym = r_.read<Sym>(a, "symbol");
         if (sym.st_shndx == *fatbin && elf::st_type(sym.st_info) != elf::STT_SECTION) values.insert(sym.st_value);
       }
-      const bool per_bundle = values.size() == fb.bundle_offsets.size();
+      const std::set<std::uint64_t> starts(fb.bundle_offsets.begin(), fb.bundle_offsets.end());  // records may share one
+      const bool per_bundle = values.size() == starts.size();
       for (std::uint64_t a = s.sh_offset; a < s.sh_offset + s.sh_size; a += sizeof(Sym)) {
         Sym sym = r_.read<Sym>(a, "symbol");
         if (sym.st_shndx != *fatbin) continue;
         const std::uint64_t v = sym.st_value;
         const std::uint64_t rel = std::min<std::uint64_t>(v >= old.sh_addr ? v - old.sh_addr : 0, fb.size);
         sym.st_value = elf::st_type(sym.st_info) == elf::STT_SECTION ? addr
-                       : per_bundle ? addr + fb.bundle_offsets[std::distance(values.begin(), values.find(v))]
+                       : per_bundle ? addr + *std::next(starts.begin(), std::distance(values.begin(), values.find(v)))
                                     : addr + rel;
         if (sym.st_value != v) patches_.put(a, sym);
       }
