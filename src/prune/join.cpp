@@ -50,9 +50,9 @@ class Finder : public contents::Visitor {
   bool wants_code_object_headers() const override { return false; }
 };
 
-// The host entry's ID clang 19 writes for the machine (ELF, and PE alike).
-std::string host_id(std::uint16_t machine) {
-  return machine == object::elf::EM_AARCH64 ? "host-aarch64-unknown-linux--" : "host-x86_64-unknown-linux--";
+// The host entry's ID `release`'s clang writes for the machine (ELF, and PE alike).
+std::string host_id(target::LlvmRelease release, bool aarch64) {
+  return fmt::format("host-{}-{}-", aarch64 ? "aarch64" : "x86_64", target::traits(release).hip_host_rest);
 }
 
 // The bundle entry ID of a code object: the one the splitter recorded, where
@@ -75,7 +75,8 @@ struct Bundle {
 
 class Joiner {
  public:
-  Joiner(const InputFile& in, const Selection* keep, const std::string& file) : in_(in), keep_(keep), file_(file) {}
+  Joiner(const InputFile& in, const Selection* keep, target::LlvmRelease release, const std::string& file)
+      : in_(in), keep_(keep), release_(release), file_(file) {}
 
   Report run(const codec::Sink& sink) {
     const Bytes data = in_.bytes();
@@ -85,15 +86,13 @@ class Joiner {
     if (pe) {
       const object::PeImage image = object::PeImage::parse(data, file_);
       kb = object::find_kpack_records(image, file_);
-      // What clang 19 writes for --target=x86_64-pc-windows-msvc too (observed).
-      host = host_id(image.machine == object::coff::IMAGE_FILE_MACHINE_ARM64 ? object::elf::EM_AARCH64
-                                                                             : object::elf::EM_X86_64);
+      host = host_id(release_, image.machine == object::coff::IMAGE_FILE_MACHINE_ARM64);
     } else {
       if (object::identify_object(data) != object::ObjectKind::Elf)
         fail_at({file_, 0}, "neither an ELF file nor a PE image: only kpack'd shared libraries, executables and DLLs "
                 "are joined");
       kb = object::find_kpack_records(data, object::read_sections(data, file_), file_);
-      host = host_id(load_le<std::uint16_t>(data.data() + 18));
+      host = host_id(release_, load_le<std::uint16_t>(data.data() + 18) == object::elf::EM_AARCH64);
     }
     if (!kb) fail_at({file_, 0}, "no HIPK record: not a kpack'd binary, nothing to join");
     const formats::KpackRef ref = formats::read_kpack_ref(kb->marker, file_, kb->marker_offset);
@@ -242,6 +241,7 @@ class Joiner {
 
   const InputFile& in_;
   const Selection* keep_;
+  target::LlvmRelease release_;
   const std::string& file_;
   Finder finder_;
   std::vector<Bundle> bundles_;
@@ -251,12 +251,13 @@ class Joiner {
 
 }  // namespace
 
-Report join_file(const InputFile& in, const Selection* keep, const std::string& file, const codec::Sink& sink) {
-  return Joiner(in, keep, file).run(sink);
+Report join_file(const InputFile& in, const Selection* keep, target::LlvmRelease release, const std::string& file,
+                 const codec::Sink& sink) {
+  return Joiner(in, keep, release, file).run(sink);
 }
 
-FileOutcome join_tree_file(const InputFile& in, const Selection* keep, const std::string& file,
-                           const codec::Sink& sink) {
+FileOutcome join_tree_file(const InputFile& in, const Selection* keep, target::LlvmRelease release,
+                           const std::string& file, const codec::Sink& sink) {
   std::array<std::byte, 64> head{};
   const Bytes prefix = in.head(head);
   if (formats::has_kpack_magic(prefix)) {
@@ -275,16 +276,17 @@ FileOutcome join_tree_file(const InputFile& in, const Selection* keep, const std
   }
   FileOutcome o;
   o.action = FileAction::Write;
-  o.report = join_file(in, keep, file, sink);
+  o.report = join_file(in, keep, release, file, sink);
   return o;
 }
 
-TreeReport join_tree(const std::string& root, const Selection* keep, const std::string& out_dir) {
+TreeReport join_tree(const std::string& root, const Selection* keep, target::LlvmRelease release,
+                     const std::string& out_dir) {
   auto joined = std::make_shared<bool>(false);
   auto emptied = std::make_shared<std::set<std::string>>();  // folders of archives left out, relative
   TreeRewrite rw;
   rw.file = [=](const InputFile& in, const std::string& file, std::string_view relative, const codec::Sink& sink) {
-    FileOutcome o = join_tree_file(in, keep, file, sink);
+    FileOutcome o = join_tree_file(in, keep, release, file, sink);
     *joined = *joined || o.action == FileAction::Write;
     if (o.action == FileAction::Remove)
       for (auto p = std::filesystem::path(relative).parent_path(); !p.empty(); p = p.parent_path())

@@ -12,7 +12,7 @@
 //               ROCM_KPACK_PATH / _PREFIX; for each architecture the first
 //               archive holding the record's key ("<kernel_name>#<index>")
 //   bundles     one per record, in the records' order: the host entry first
-//               (clang's "host-<triple>-", empty), then the code objects by
+//               (clang's "host-<triple>-", empty: the release's, target/llvm_release.h), then the code objects by
 //               bundle entry ID (the ID the splitter recorded as the entry's
 //               "target" metadata, else hipv4-amdgcn-amd-amdhsa--<arch>), sorted
 //               as clang's driver sorts its --offload-arch list; payloads and
@@ -30,21 +30,25 @@
 
 #include "prune/prune.h"
 #include "prune/tree.h"
+#include "target/llvm_release.h"
 
 namespace ot::prune {
 
 // Joins the kpack'd binary `in` (`file` names it, and its folder is where the
 // marker's relative paths start); `keep`: the targets to keep, all when null.
-Report join_file(const InputFile& in, const Selection* keep, const std::string& file, const codec::Sink& sink);
+// `release`: the LLVM release whose clang's layout the bundles follow.
+Report join_file(const InputFile& in, const Selection* keep, target::LlvmRelease release, const std::string& file,
+                 const codec::Sink& sink);
 
 // One file of a directory: a kpack'd binary joined (Write), a kpack archive
 // left out (Remove: its code objects are in the joined binaries now), any
 // other copied.
-FileOutcome join_tree_file(const InputFile& in, const Selection* keep, const std::string& file,
-                           const codec::Sink& sink);
+FileOutcome join_tree_file(const InputFile& in, const Selection* keep, target::LlvmRelease release,
+                           const std::string& file, const codec::Sink& sink);
 
 // A directory joined into a new one at `out_dir` (prune_tree's machinery): the
 // folders the archives leave empty (.kpack) are left out too.
-TreeReport join_tree(const std::string& root, const Selection* keep, const std::string& out_dir);
+TreeReport join_tree(const std::string& root, const Selection* keep, target::LlvmRelease release,
+                     const std::string& out_dir);
 
 }  // namespace ot::prune

@@ -25,6 +25,7 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_help_without_arguments = false,
         .packager_old_name_deprecated = false,
         .offload_binary_version = 1,
+        .hip_host_rest = "unknown-linux-",
     },
     {
         .release = LlvmRelease::Llvm22,
@@ -44,6 +45,7 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_help_without_arguments = true,
         .packager_old_name_deprecated = true,
         .offload_binary_version = 1,
+        .hip_host_rest = "unknown-linux-gnu",
     },
     {
         .release = LlvmRelease::Llvm23,
@@ -63,6 +65,7 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_help_without_arguments = true,
         .packager_old_name_deprecated = true,
         .offload_binary_version = 2,
+        .hip_host_rest = "pc-linux-gnu",
     },
 };
 static_assert(std::ranges::is_sorted(kReleases, {}, &ReleaseTraits::major));

@@ -64,6 +64,12 @@ struct ReleaseTraits {
   // The OffloadBinary version llvm-offload-binary writes: 1 (one binary per
   // image, <= 22) or 2 (one binary holding every image, 23).
   std::uint16_t offload_binary_version;
+  // The host entry's ID in the bundles clang's HIP driver writes to .hip_fatbin
+  // is "host-<arch>-" + this + "-" (observed on Debian's builds, for an ELF
+  // target and --target=x86_64-pc-windows-msvc alike): 19 "unknown-linux-"
+  // (host-x86_64-unknown-linux--), 22 "unknown-linux-gnu", 23 "pc-linux-gnu".
+  // join lays bundles out as clang does (prune/join.h).
+  std::string_view hip_host_rest;
 };
 
 const ReleaseTraits& traits(LlvmRelease release);

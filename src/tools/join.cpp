@@ -23,14 +23,14 @@ struct JoinOptions {
   std::vector<std::string> keep;
 };
 
-int join(const JoinOptions& o) {
+int join(const JoinOptions& o, const cli::Invocation& inv) {
   if (o.output.empty()) fail("", "no output: give -o FILE (or -o DIR for a directory)");
   std::optional<prune::Selection> keep;
   if (!o.keep.empty()) keep = prune::make_selection(prune::Selection::Mode::Keep, o.keep);
   const prune::Selection* k = keep ? &*keep : nullptr;
   if (contents::is_directory(o.input)) {
     if (o.output == "-") fail("", "a directory cannot be written to standard output: give -o DIR");
-    prune::join_tree(o.input, k, o.output);
+    prune::join_tree(o.input, k, inv.release, o.output);
     return 0;
   }
   std::shared_ptr<InputFile> in = InputFile::open(o.input);
@@ -39,7 +39,7 @@ int join(const JoinOptions& o) {
   OutputFile out(o.output);
   if (o.input != "-") out.copy_mode_from(o.input);
   prune::PieceWriter writer(out, *in);
-  prune::join_file(*in, k, o.input, [&](Bytes b) { writer(b); });
+  prune::join_file(*in, k, inv.release, o.input, [&](Bytes b) { writer(b); });
   out.commit();
   return 0;
 }
@@ -55,7 +55,8 @@ cli::AppletBody define_join(CLI::App& app) {
       "support loads: its archives are found as AMD's loader finds them (the marker's search paths from the binary's "
       "folder, @GFXARCH@, ROCM_KPACK_PATH and ROCM_KPACK_PATH_PREFIX), each record gets one offload bundle of the "
       "code objects the archives hold for it (the host entry first, the bundle entry IDs the splitter recorded, "
-      "sorted, at 4 KiB boundaries, as clang 19 lays out .hip_fatbin), the records get clang's HIPF magic and "
+      "sorted, at 4 KiB boundaries, as clang lays out .hip_fatbin; the host entry's ID is the one the clang of the "
+      "LLVM release offloadtool impersonates writes: OFFLOADTOOL_LLVM, offloadtool --version), the records get clang's HIPF magic and "
       "pointers to their bundles again (relocation addends, RELR slots or absolute values), and the marker's segment "
       "maps the new .hip_fatbin at the end of the file. A kpack'd PE image (DLL, EXE) gets its bundles back in .hip_fat "
       "at its own address (the raw data after it moved up, .kpackrf dropped, CheckSum computed again). A directory gives a new directory (-o OUTDIR): kpack'd "
@@ -68,7 +69,7 @@ cli::AppletBody define_join(CLI::App& app) {
       ->delimiter(',')
       ->allow_extra_args(false);
   app.add_option("-o,--output", o->output, "the joined file or directory")->required();
-  return [o](const cli::Invocation&) { return join(*o); };
+  return [o](const cli::Invocation& inv) { return join(*o, inv); };
 }
 
 }  // namespace ot::tools

@@ -2,7 +2,8 @@
 """`offloadtool join`, the way back from the kpack split: split -> join gives
 back the original's code objects, byte for byte, per target.
 
-Inputs: HIP shared libraries and executables the real clang 19 driver builds
+Inputs: HIP shared libraries and executables the real clang driver builds
+(19; 22 in kpack-join-22)
 (two translation units, three GPUs; one with -fgpu-rdc; executables PIE, non-PIE
 and with RELR relocations), linked against Debian's HIP runtime
 (libamdhip64-5), and Debian's librocrand1 (ROCm 5.2). Each is split with
@@ -12,7 +13,7 @@ tree joined again. Checks:
     unbundles from the joined .hip_fatbin is the one it unbundles from the
     original's; for clang 19's builds the whole .hip_fatbin is the original's,
     byte for byte (ROCm 5.2's clang wrote the host entry's ID with three
-    fields: only that differs);
+    fields: only that differs from the ID the release's clang writes);
   * the joined tree has no .kpack folder; the joined binary is loaded by
     Debian's HIP runtime (a library dlopen'ed, an executable run), roc-obj-ls
     (hipcc) lists what it lists for the original, readelf, llvm-readelf and
@@ -38,11 +39,14 @@ import harness  # noqa: E402
 import roc_obj_test as roc  # noqa: E402  (roc-obj-ls and the package cache)
 from harness import CLANGXX, LLVM_BIN, OT, check, read, run, write  # noqa: E402
 
-BUNDLER = os.path.join(LLVM_BIN, 'clang-offload-bundler')
+# The reference: LLVM 19's bundler (22's refuses ROCm 5.2's three-field host IDs).
+BUNDLER = '/usr/lib/llvm-19/bin/clang-offload-bundler'
 HIP_RUNTIME = '/usr/lib/x86_64-linux-gnu/libamdhip64.so.5'
 ARCHS = ['--offload-arch=gfx906', '--offload-arch=gfx90a:xnack-', '--offload-arch=gfx1030']
 HIP = ['-x', 'hip'] + ARCHS + ['-nogpulib', '-nogpuinc']
 MAGIC = b'__CLANG_OFFLOAD_BUNDLE__'
+# The host entry's ID Debian's clang writes in .hip_fatbin, per release (observed; join writes the release's).
+HOST_IDS = {'19': 'host-x86_64-unknown-linux--', '22': 'host-x86_64-unknown-linux-gnu-', '23': 'host-x86_64-pc-linux-gnu-'}
 
 KERNELS = harness.HIP_PRELUDE.decode() + '''
 __device__ int twice(int v) { return 2 * v; }
@@ -123,7 +127,7 @@ def roc_ids(path):
     return [(e['bundle'], e['id']) for e in entries], problem
 
 
-def split_join(root, name, binary, rel, clang19=True):
+def split_join(root, name, binary, rel, same_clang=True):
     """Splits the tree holding `binary` at `rel` and joins it; checks the result against it."""
     base = os.path.join(root, name)
     tree = os.path.join(base, 'in')
@@ -158,12 +162,14 @@ def split_join(root, name, binary, rel, clang19=True):
           % (name, len(ua), sum(len(x) for x in device_only(ua))),
           device_only(ua) == device_only(ub) and len(ua) > 0,
           [sorted(x) for x in device_only(ub)])
-    if clang19:
+    if same_clang:
         check('%s: the joined .hip_fatbin is the original\'s, byte for byte' % name, a == b)
     else:
-        check('%s: the joined .hip_fatbin differs only in the host entries\' IDs (clang 19\'s, 4 fields)' % name,
+        host = HOST_IDS[harness.RELEASE]
+        check('%s: the joined .hip_fatbin differs only in the host entries\' IDs (%s, clang %s\'s)'
+              % (name, host, harness.RELEASE),
               len(ua) == len(ub) and all(sorted(x) == sorted(y) for x, y in zip(device_only(ua), device_only(ub)))
-              and all([k for k in y if k.startswith('host-')] == ['host-x86_64-unknown-linux--'] for y in ub))
+              and all([k for k in y if k.startswith('host-')] == [host] for y in ub))
     said_a, said_b = harness.elf_readers_say(orig), harness.elf_readers_say(joined)
     check('%s: readelf, llvm-readelf and eu-elflint say nothing new of the joined binary' % name,
           said_a == said_b, '%s\n---\n%s' % (said_a, said_b))
@@ -188,7 +194,7 @@ def split_join(root, name, binary, rel, clang19=True):
           rc == 0 and 0 < kib <= budget)
     ra, pa = roc_ids(orig)
     rb, pb = roc_ids(joined)
-    if clang19:
+    if same_clang:
         check('%s: roc-obj-ls lists the joined binary as the original' % name, pa is None and pb is None and ra == rb,
               (pa, pb, ra, rb))
     else:
@@ -275,7 +281,7 @@ def body(root):
     tree = os.path.join(root, 'rocrand')
     run(['dpkg-deb', '-x', debs[0], tree], check=True)
     lib = next(p for p in glob.glob(os.path.join(tree, 'usr/lib/*/librocrand.so.*')) if not os.path.islink(p))
-    base = split_join(root, 'librocrand', lib, 'lib/librocrand.so.1', clang19=False)
+    base = split_join(root, 'librocrand', lib, 'lib/librocrand.so.1', same_clang=False)
     if base:
         keep_and_hostile(root, base, 'librocrand', 'lib/librocrand.so.1')
 
