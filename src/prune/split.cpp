@@ -24,6 +24,7 @@
 #include "support/error.h"
 #include "support/mapped_file.h"
 #include "support/output_file.h"
+#include "support/signals.h"
 #include "target/target_id.h"
 
 namespace ot::prune {
@@ -292,14 +293,23 @@ class Splitter {
 };
 
 // The folder the files given alone are split into, removed unless renamed
-// into place.
+// into place: by the destructor, and on a signal by the handler (as
+// prune/tree.cpp's staging folder).
 struct Scratch {
-  std::string dir;
+  explicit Scratch(std::string d) : dir(std::move(d)) { signals::register_temp_dir(dir.c_str()); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
   ~Scratch() {
     if (dir.empty()) return;
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
+    signals::unregister_temp_dir(dir.c_str());
   }
+  void release() {
+    signals::unregister_temp_dir(dir.c_str());
+    dir.clear();
+  }
+  std::string dir;
 };
 
 }  // namespace
@@ -308,6 +318,8 @@ SplitReport split(const std::vector<std::string>& inputs, const std::string& out
   if (inputs.empty()) fail("", "no input to split");
   Splitter s(options);
   struct stat st {};
+  const std::string out = folder_path(out_dir);
+  if (::lstat(out.c_str(), &st) == 0) fail(out, "exists: split writes a new folder (remove it, or give another name)");
   if (inputs.size() == 1 && ::stat(inputs[0].c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     TreeRewrite rewrite;
     rewrite.file = [&](const InputFile& in, const std::string& file, std::string_view relative, const codec::Sink& sink) {
@@ -327,13 +339,11 @@ SplitReport split(const std::vector<std::string>& inputs, const std::string& out
     const std::string name = std::filesystem::path(path).filename().string();
     if (!names.emplace(name, path).second) fail(path, "two inputs are named {}", name);
   }
-  const std::string out = folder_path(out_dir);
-  if (::lstat(out.c_str(), &st) == 0) fail(out, "exists: split writes a new folder (remove it, or give another name)");
   std::filesystem::path p = std::filesystem::path(out).lexically_normal();
   std::string pattern = (p.parent_path().empty() ? std::string(".") : p.parent_path().string()) + "/." +
                         p.filename().string() + ".XXXXXX";
   if (!::mkdtemp(pattern.data())) fail(out, "cannot create a folder beside it: {}", std::strerror(errno));
-  Scratch scratch{pattern};
+  Scratch scratch(pattern);
   for (const auto& [name, path] : names) {
     std::shared_ptr<InputFile> in = InputFile::open(path);
     OutputFile file(scratch.dir + "/" + name);
@@ -346,7 +356,7 @@ SplitReport split(const std::vector<std::string>& inputs, const std::string& out
   if (::chmod(scratch.dir.c_str(), 0755) != 0 ||
       ::renameat2(AT_FDCWD, scratch.dir.c_str(), AT_FDCWD, out.c_str(), RENAME_NOREPLACE) != 0)
     fail(out, "cannot rename {} to it: {}", scratch.dir, std::strerror(errno));
-  scratch.dir.clear();
+  scratch.release();
   return s.take();
 }
 
