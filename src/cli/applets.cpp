@@ -15,6 +15,7 @@ constexpr Applet kApplets[] = {
     // compat's 1 means "no" (not compatible, nothing fits, violations): its errors are 2
     {"compat", "check and explain target-ID compatibility", &tools::define_compat, 2},
     {"compress", "compress, decompress, recompress or describe bundles", &tools::define_compress},
+    {"join", "give kpack'd binaries their device code back", &tools::define_join},
     {"list", "list the device-code entries of any file, package or archive", &tools::define_list},
     {"package", "create, extract or list offload binaries", &tools::define_package},
     {"prune", "keep only the device code of the GPUs you ship for", &tools::define_prune},

@@ -742,13 +742,17 @@ class Walker {
   // renamed or merged into another by the linker).
   void pe_image(const Source& s) {
     const object::PeImage pe = object::PeImage::parse(s.data, s.errname);
+    // A kpack'd image's .hip_fat keeps what AMD's splitter did not cut out of
+    // its raw data (the tail of its last code object, no bundle): not read.
+    const std::optional<object::KpackedBinary> kb = object::find_kpack_records(pe, s.errname);
     std::vector<object::SectionInfo> sections;
     for (std::size_t i = 0; i < pe.sections.size(); ++i) {
       std::string name = pe.names[i] == "__nv_rel" ? "__nv_relfatbin" : pe.names[i] == ".llvm.of" ? ".llvm.offloading" : pe.names[i];
-      sections.push_back({name, pe.sections[i].PointerToRawData, pe.content_size(i), pe.content_size(i) != 0, 0});
+      const bool cut = kb && name.starts_with(".hip_fat");
+      sections.push_back({name, pe.sections[i].PointerToRawData, pe.content_size(i), pe.content_size(i) != 0 && !cut, 0});
     }
     object_sections(s, sections);
-    kpacked(s, object::find_kpack_records(pe, s.errname));
+    kpacked(s, kb);
     for (const object::PeImage::Registration& r : pe.registrations()) {
       const std::string& n = pe.names[r.section];
       if (r.address < pe.image_base)

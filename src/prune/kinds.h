@@ -13,6 +13,14 @@ namespace ot::prune {
 // ELF shared libraries and executables: prune/linked_elf.cpp.
 Report prune_linked_elf(const InputFile& in, const Selection& selection, const std::string& file,
                         const codec::Sink& sink);
+// A kpack'd ELF shared library or executable given its device code back
+// (join): prune/linked_elf.cpp, with the bundles `fatbin` describes.
+struct JoinedFatbin;
+Report join_linked_elf(const InputFile& in, const JoinedFatbin& fatbin, const std::string& file,
+                       const codec::Sink& sink);
+// The same for a kpack'd PE image: prune/pe_image.cpp.
+Report join_pe_image(const InputFile& in, const JoinedFatbin& fatbin, const std::string& file,
+                     const codec::Sink& sink);
 // PE images (DLLs, EXEs): prune/pe_image.cpp.
 Report prune_pe_image(const InputFile& in, const Selection& selection, const std::string& file,
                       const codec::Sink& sink);

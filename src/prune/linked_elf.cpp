@@ -411,6 +411,176 @@ class LinkedPruner {
     return std::move(report_);
   }
 
+  // join: the kpack'd file given its device code back. The new .hip_fatbin
+  // goes after everything the file still uses, at a page boundary and above
+  // every segment's addresses, mapped by the load segment that mapped the
+  // marker (read-only, as clang's is); the marker's section header goes (the
+  // last one, where the splitter appended it) or stops being allocated; each
+  // record gets clang's magic, a null index and the pointer to its bundle
+  // (the RELATIVE addend, a RELR slot or, without relocations, the value in
+  // place). The old NOBITS range keeps its addresses, unused.
+  //
+  //   kpack'd  | ... | .hip_fatbin NOBITS (no bytes) | ... | shdrs | marker | phdrs |
+  //   joined   | ... | (same)                          | ... | shdrs | (old) | phdrs |pad| .hip_fatbin |
+  Report join(const JoinedFatbin& fb, const codec::Sink& sink) {
+    verb_ = "joined";
+    read_elf();
+    std::optional<std::size_t> fatbin, marker, records;
+    for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
+      const std::string& n = elf_.names[i];
+      std::optional<std::size_t>* slot = n == ".hip_fatbin"                   ? &fatbin
+                                         : n == formats::kKpackRefSection      ? &marker
+                                         : n == ".hipFatBinSegment"            ? &records
+                                                                               : nullptr;
+      if (!slot) continue;
+      if (*slot) fail_at({file_, elf_.header_offset(i)}, "the file holds two {} sections: not joined", n);
+      *slot = i;
+    }
+    if (!records || !marker)
+      fail_at({file_, 0}, "no {} section: not a kpack'd binary", records ? formats::kKpackRefSection : ".hipFatBinSegment");
+    if (!fatbin) fail_at({file_, 0}, "no .hip_fatbin section to give the device code back to");
+    const bool program = elf_.ehdr.e_type == elf::ET_EXEC ||
+                         std::ranges::any_of(phdrs_, [](const Phdr& p) { return p.p_type == elf::PT_INTERP; });
+    report_.container = fmt::format("kpack'd {} (ELF)", program ? "executable" : "shared library");
+    report_.size_before = data_.size();
+    const Shdr& rec = elf_.shdrs[*records];
+    if (rec.sh_type == elf::SHT_NOBITS || rec.sh_size != fb.bundle_offsets.size() * kHipWrapperSize)
+      fail_at({file_, elf_.header_offset(*records)}, ".hipFatBinSegment (0x{:x} bytes) does not hold the {} records "
+              "joined", static_cast<std::uint64_t>(rec.sh_size), fb.bundle_offsets.size());
+    if (*marker == elf_.ehdr.e_shstrndx)
+      fail_at({file_, elf_.header_offset(*marker)}, "{} is the section name table", formats::kKpackRefSection);
+    check_dynamic();
+    read_relocations();
+
+    // The marker's own load segment becomes the fatbin's: one mapping only the marker lies in.
+    const Shdr& mk = elf_.shdrs[*marker];
+    std::optional<std::size_t> marker_load;
+    if (mk.sh_flags & elf::SHF_ALLOC)
+      for (std::size_t i = 0; i < phdrs_.size(); ++i) {
+        const Phdr& p = phdrs_[i];
+        if (p.p_type == elf::PT_LOAD && mk.sh_addr >= p.p_vaddr && mk.sh_addr < p.p_vaddr + p.p_memsz) marker_load = i;
+      }
+    if (!marker_load)
+      fail_at({file_, elf_.header_offset(*marker)}, "{} lies in no loadable segment: not joined",
+              formats::kKpackRefSection);
+    const Phdr& ml = phdrs_[*marker_load];
+    for (std::size_t i = 1; i < elf_.shdrs.size(); ++i) {
+      const Shdr& s = elf_.shdrs[i];
+      if (i != *marker && (s.sh_flags & elf::SHF_ALLOC) && s.sh_size > 0 && s.sh_addr < ml.p_vaddr + ml.p_memsz &&
+          s.sh_addr + s.sh_size > ml.p_vaddr)
+        fail_at({file_, elf_.ehdr.e_phoff + *marker_load * sizeof(Phdr)},
+                "the segment of {} also maps section {}: not joined", formats::kKpackRefSection, elf_.names[i]);
+    }
+    const bool drop_marker = *marker + 1 == elf_.shdrs.size();
+
+    // Where the fatbin goes: after every byte the file still uses (the
+    // marker's bytes are left behind where its header goes), above every address.
+    std::uint64_t unit = std::max<std::uint64_t>(fb.align, 4096), used = sizeof(Ehdr), top = 0;
+    auto use = [&](std::uint64_t off, std::uint64_t size) { used = std::max(used, off + size); };
+    for (std::size_t i = 0; i < phdrs_.size(); ++i) {
+      const Phdr& p = phdrs_[i];
+      if (p.p_type == elf::PT_LOAD) {
+        unit = std::max<std::uint64_t>(unit, p.p_align);
+        top = std::max<std::uint64_t>(top, p.p_vaddr + p.p_memsz);
+      }
+      if (i != *marker_load) use(p.p_offset, p.p_filesz);
+    }
+    if (unit & (unit - 1)) fail_at({file_, elf_.ehdr.e_phoff}, "an alignment of 0x{:x} is not a power of two", unit);
+    for (std::size_t i = 1; i < elf_.shdrs.size(); ++i)
+      if (elf_.shdrs[i].sh_type != elf::SHT_NOBITS && i != *fatbin && (i != *marker || !drop_marker))
+        use(elf_.shdrs[i].sh_offset, elf_.shdrs[i].sh_size);
+    use(elf_.ehdr.e_shoff, elf_.shdrs.size() * sizeof(Shdr));
+    use(elf_.ehdr.e_phoff, phdrs_.size() * sizeof(Phdr));
+    const std::uint64_t at = align_up(used, unit), addr = align_up(top, unit);
+
+    // The records: clang's magic, the pointer to their bundle, reserved1 null.
+    for (std::size_t p = 0; p < fb.bundle_offsets.size(); ++p) {
+      const std::uint64_t off = rec.sh_offset + p * kHipWrapperSize, slot = rec.sh_addr + p * kHipWrapperSize;
+      const std::uint32_t magic = load_le<std::uint32_t>(r_.slice(off, 4, "record").data());
+      if (magic != formats::kHipkMagic)
+        fail_at({file_, off}, "record {} of .hipFatBinSegment has the magic 0x{:08x}, not HIPK: not joined", p, magic);
+      patches_.put<E::U32>(off, kHipWrapperMagic);
+      patches_.put<E::U64>(off + formats::kHipWrapperIndex, 0);
+      set_pointer(slot + kHipWrapperBinary, addr + fb.bundle_offsets[p], {file_, off + kHipWrapperBinary});
+    }
+    // Symbols of the old section: the n-th address the n-th bundle's (one per
+    // translation unit, as clang writes them), else the same offset, bounded.
+    const Shdr old = elf_.shdrs[*fatbin];
+    for (std::size_t t = 0; t < elf_.shdrs.size(); ++t) {
+      const std::uint32_t type = elf_.shdrs[t].sh_type;
+      if (type != elf::SHT_SYMTAB && type != elf::SHT_DYNSYM) continue;
+      const Shdr& s = table(t, sizeof(Sym));
+      std::set<std::uint64_t> values;
+      for (std::uint64_t a = s.sh_offset; a < s.sh_offset + s.sh_size; a += sizeof(Sym)) {
+        const Sym sym = r_.read<Sym>(a, "symbol");
+        if (sym.st_shndx == *fatbin && elf::st_type(sym.st_info) != elf::STT_SECTION) values.insert(sym.st_value);
+      }
+      const std::set<std::uint64_t> starts(fb.bundle_offsets.begin(), fb.bundle_offsets.end());  // records may share one
+      const bool per_bundle = values.size() == starts.size();
+      for (std::uint64_t a = s.sh_offset; a < s.sh_offset + s.sh_size; a += sizeof(Sym)) {
+        Sym sym = r_.read<Sym>(a, "symbol");
+        if (sym.st_shndx != *fatbin) continue;
+        const std::uint64_t v = sym.st_value;
+        const std::uint64_t rel = std::min<std::uint64_t>(v >= old.sh_addr ? v - old.sh_addr : 0, fb.size);
+        sym.st_value = elf::st_type(sym.st_info) == elf::STT_SECTION ? addr
+                       : per_bundle ? addr + *std::next(starts.begin(), std::distance(values.begin(), values.find(v)))
+                                    : addr + rel;
+        if (sym.st_value != v) patches_.put(a, sym);
+      }
+    }
+
+    // The headers.
+    std::vector<Phdr> phdrs;
+    for (std::size_t i = 0; i < phdrs_.size(); ++i)
+      if (i != *marker_load) phdrs.push_back(phdrs_[i]);
+    Phdr load{};  // last: the highest addresses, as load segments are sorted
+    load.p_type = elf::PT_LOAD;
+    load.p_flags = elf::PF_R;
+    load.p_offset = at;
+    load.p_vaddr = load.p_paddr = addr;
+    load.p_filesz = load.p_memsz = fb.size;
+    load.p_align = unit;
+    phdrs.push_back(load);
+    std::vector<std::byte> pt(phdrs.size() * sizeof(Phdr));
+    std::memcpy(pt.data(), phdrs.data(), pt.size());
+    patches_.put_bytes(elf_.ehdr.e_phoff, std::move(pt));
+    std::vector<Shdr> shdrs = elf_.shdrs;
+    Shdr& f = shdrs[*fatbin];
+    f.sh_type = elf::SHT_PROGBITS;
+    f.sh_flags = elf::SHF_ALLOC;
+    f.sh_offset = at;
+    f.sh_addr = addr;
+    f.sh_size = fb.size;
+    f.sh_addralign = fb.align;
+    Ehdr eh = elf_.ehdr;
+    if (drop_marker) {
+      shdrs.back() = Shdr{};  // the table keeps its size, its last entry zeros
+      eh.e_shnum = static_cast<std::uint16_t>(shdrs.size() - 1);
+    } else {
+      shdrs[*marker].sh_flags = shdrs[*marker].sh_flags & ~static_cast<std::uint64_t>(elf::SHF_ALLOC);
+      shdrs[*marker].sh_addr = 0;
+    }
+    std::vector<std::byte> st(shdrs.size() * sizeof(Shdr));
+    std::memcpy(st.data(), shdrs.data(), st.size());
+    patches_.put_bytes(elf_.ehdr.e_shoff, std::move(st));
+    patches_.put(0, eh);
+
+    std::uint64_t written = 0;
+    auto out = [&](Bytes b) {
+      written += b.size();
+      sink(b);
+    };
+    patches_.emit(data_, 0, std::min<std::uint64_t>(at, data_.size()), out);
+    emit_zeros(at - written, out);
+    fb.emit(out);
+    if (written != at + fb.size)
+      fail_at({file_, at}, "the joined .hip_fatbin has 0x{:x} bytes, not the 0x{:x} laid out", written - at, fb.size);
+    report_.size_after = written;
+    if (!drop_marker)
+      report_.notes.push_back(fmt::format("{} is not the last section: kept, no longer loaded", formats::kKpackRefSection));
+    return std::move(report_);
+  }
+
  private:
   // --- kpack split's helpers (AMD's ElfSurgery and ProgramHeaderManager) ---
 
@@ -496,15 +666,16 @@ class LinkedPruner {
 
   // --- reading --------------------------------------------------------------
 
-  void read_headers() {
+  // The ELF header, section and program headers, as prune and join take them.
+  void read_elf() {
     if (object::elf_class_of(data_) != object::ElfClass::Elf64LE)
-      fail_at({file_, elf::EI_CLASS}, "only 64-bit little-endian shared libraries and executables are pruned");
+      fail_at({file_, elf::EI_CLASS}, "only 64-bit little-endian shared libraries and executables are {}", verb_);
     elf_ = object::ElfFile<E>::parse(data_, file_);
     const Ehdr& eh = elf_.ehdr;
     machine_ = machine_of(eh.e_machine).value_or(Machine{0});
     if (machine_.relative == 0)
-      fail_at({file_, offsetof(Ehdr, e_machine)}, "machine 0x{:x} is not pruned (x86_64 and AArch64 are)",
-              static_cast<unsigned>(eh.e_machine));
+      fail_at({file_, offsetof(Ehdr, e_machine)}, "machine 0x{:x} is not {} (x86_64 and AArch64 are)",
+              static_cast<unsigned>(eh.e_machine), verb_);
     if (eh.e_type != elf::ET_DYN && eh.e_type != elf::ET_EXEC)
       fail_at({file_, offsetof(Ehdr, e_type)}, "ELF type {} is not a shared library or an executable",
               static_cast<unsigned>(eh.e_type));
@@ -516,7 +687,10 @@ class LinkedPruner {
     if (eh.e_phnum == PN_XNUM) fail_at({file_, offsetof(Ehdr, e_phnum)}, "extended program header numbering is not supported");
     for (std::uint64_t i = 0; i < eh.e_phnum; ++i)
       phdrs_.push_back(r_.read<Phdr>(eh.e_phoff + i * sizeof(Phdr), "program header"));
+  }
 
+  void read_headers() {
+    read_elf();
     std::vector<std::size_t> fatbin_sections;
     for (std::size_t i = 0; i < elf_.shdrs.size(); ++i) {
       const std::string& n = elf_.names[i];
@@ -1199,6 +1373,7 @@ class LinkedPruner {
 
   const InputFile& in_;
   Bytes data_;
+  const char* verb_ = "pruned";  // "joined": the editor's errors say what was not done
   const Selection& selection_;
   const std::string& file_;
   ByteReader r_;
@@ -1229,6 +1404,13 @@ class LinkedPruner {
 };
 
 }  // namespace
+
+Report join_linked_elf(const InputFile& in, const JoinedFatbin& fatbin, const std::string& file,
+                       const codec::Sink& sink) {
+  static const Selection kNone;
+  LinkedPruner p(in, kNone, file);
+  return p.join(fatbin, sink);
+}
 
 KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
                             const std::string& file, const codec::Sink& sink) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -121,5 +122,16 @@ struct Item {
 // the file. Pieces that are not views of the input are kept in `owned`.
 Report prune_item(const InputFile& in, Item& it, Bytes section, std::uint64_t off, bool fatbin,
                   const Selection& selection, const std::string& file, std::deque<std::vector<std::byte>>& owned);
+
+// What join (prune/join.cpp) gives a kpack'd binary back in place of its
+// records' marker: one bundle per HIPK record, by the record's position in its
+// section, laid out as clang lays out .hip_fatbin (the bundles at 4 KiB
+// boundaries), and the function that hands its bytes to a sink in order.
+struct JoinedFatbin {
+  std::uint64_t size = 0;                      // of the new .hip_fatbin
+  std::vector<std::uint64_t> bundle_offsets;   // in it, per record position
+  std::uint64_t align = 4096;                  // clang's alignment of .hip_fatbin
+  std::function<void(const codec::Sink&)> emit;
+};
 
 }  // namespace ot::prune

@@ -30,6 +30,8 @@
 
 #include "formats/bundle_sequence.h"
 #include "formats/nv_fatbin.h"
+#include "formats/kpack.h"
+#include "object/kpack_records.h"
 #include "object/pe_image.h"
 #include "prune/kinds.h"
 #include "prune/packing.h"
@@ -108,6 +110,105 @@ class PePruner {
     }
     std::uint64_t written = 0;
     emit([&](Bytes b) {
+      written += b.size();
+      sink(b);
+    });
+    report_.size_after = written;
+    return std::move(report_);
+  }
+
+  // join: the kpack'd image given its device code back. No address moves:
+  // .hip_fat kept its VirtualAddress and VirtualSize when the splitter cut its
+  // raw data, so the joined bundles go back there (raw data of SizeOfRawData
+  // rounded up to FileAlignment, the raw data after it moved up by what it
+  // gained, as prune moves it down); the records get clang's magic, their
+  // bundle's address (their DIR64 base relocations stay) and a null index;
+  // the .kpackrf section goes where it is the last one, its raw data ending the
+  // file (as the splitter appends it), else it stays, unused; CheckSum again.
+  Report join(const JoinedFatbin& fb, const codec::Sink& sink) {
+    pe_ = object::PeImage::parse(data_, file_);
+    if (!pe_.pe32plus || (pe_.machine != object::coff::IMAGE_FILE_MACHINE_AMD64 &&
+                          pe_.machine != object::coff::IMAGE_FILE_MACHINE_ARM64))
+      fail_at({file_, pe_.coff_header_offset}, "only PE32+ images for x86_64 and ARM64 are joined (machine 0x{:x})",
+              pe_.machine);
+    const bool dll = load_le<std::uint16_t>(data_.data() + pe_.coff_header_offset + 18) & object::coff::IMAGE_FILE_DLL;
+    report_.container = fmt::format("kpack'd {} (PE32+)", dll ? "DLL" : "executable");
+    report_.size_before = data_.size();
+    std::optional<std::size_t> fat, marker;
+    for (std::size_t i = 0; i < pe_.sections.size(); ++i) {
+      std::optional<std::size_t>* slot = hip_name(pe_.names[i])                            ? &fat
+                                         : pe_.names[i] == formats::kKpackRefPeSection ||
+                                                   pe_.names[i] == ".rocm_kp"              ? &marker
+                                                                                            : nullptr;
+      if (!slot) continue;
+      if (*slot) fail_at({file_, pe_.header_offset(i)}, "the image holds two {} sections: not joined", pe_.names[i]);
+      *slot = i;
+    }
+    if (!fat) fail_at({file_, 0}, "no .hip_fat section to give the device code back to");
+    const std::optional<object::KpackedBinary> kb = object::find_kpack_records(pe_, file_);
+    if (!kb || !marker) fail_at({file_, 0}, "no HIPK record: not a kpack'd image, nothing to join");
+    if (kb->records.size() != fb.bundle_offsets.size())
+      fail_at({file_, kb->records.front().offset}, "{} holds {} HIPK records, not the {} joined", kb->records_section,
+              kb->records.size(), fb.bundle_offsets.size());
+    const object::coff::SectionHeader h = pe_.sections[*fat];
+    if (fb.size > h.VirtualSize)
+      fail_at({file_, pe_.header_offset(*fat)}, "the joined bundles (0x{:x} bytes) do not fit in {} (VirtualSize "
+              "0x{:x}): not joined", fb.size, pe_.names[*fat], static_cast<std::uint32_t>(h.VirtualSize));
+    if (h.SizeOfRawData % pe_.file_alignment != 0 || h.PointerToRawData % pe_.file_alignment != 0 ||
+        (h.SizeOfRawData == 0 && h.PointerToRawData == 0))
+      fail_at({file_, pe_.header_offset(*fat)}, "{} has no raw data place aligned to FileAlignment 0x{:x}: not joined",
+              pe_.names[*fat], pe_.file_alignment);
+    if (pe_.directory(object::PeImage::kDirCertificates).size != 0)
+      fail_at({file_, pe_.directories_offset + 8 * object::PeImage::kDirCertificates},
+              "the image is signed (an Authenticode certificate table): joining invalidates the signature");
+    // The checks prune makes of what points into the section: base relocations, data directories.
+    devices_.push_back({*fat, h.PointerToRawData, h.SizeOfRawData, h.VirtualAddress, h.SizeOfRawData, 0, {}});
+    check_base_relocations();
+    check_directories();
+
+    DeviceSection& d = devices_.front();
+    d.new_raw_size = align_up(fb.size, pe_.file_alignment);
+    const object::coff::SectionHeader& m = pe_.sections[*marker];
+    const bool drop_marker = *marker + 1 == pe_.sections.size() && m.SizeOfRawData > 0 &&
+                             std::uint64_t{m.PointerToRawData} + m.SizeOfRawData == data_.size() &&
+                             m.PointerToRawData >= d.off + d.raw_size;
+    end_ = drop_marker ? std::uint64_t{m.PointerToRawData} : data_.size();
+    // Records: clang's magic, the bundle's address, a null index.
+    for (const object::KpackRecord& r : kb->records) {
+      patches_.put<std::uint32_t>(r.offset, kHipWrapperMagic);
+      patches_.put<std::uint64_t>(r.offset + kHipWrapperBinary,
+                                  pe_.image_base + h.VirtualAddress + fb.bundle_offsets[r.position]);
+      patches_.put<std::uint64_t>(r.offset + formats::kHipWrapperIndex, 0);
+    }
+    // Headers: .hip_fat's raw size, later raw data moved, the marker gone.
+    for (std::size_t i = 0; i < pe_.sections.size(); ++i) {
+      object::coff::SectionHeader x = pe_.sections[i];
+      if (i == *fat) x.SizeOfRawData = static_cast<std::uint32_t>(d.new_raw_size);
+      if (x.SizeOfRawData != 0 && i != *fat) x.PointerToRawData = static_cast<std::uint32_t>(new_offset(x.PointerToRawData));
+      if (i == *marker && drop_marker) x = {};
+      if (std::memcmp(&x, &pe_.sections[i], sizeof x) != 0) patches_.put(pe_.header_offset(i), x);
+    }
+    if (drop_marker) {
+      patches_.put<std::uint16_t>(pe_.coff_header_offset + 2, static_cast<std::uint16_t>(pe_.sections.size() - 1));
+      std::uint64_t image = 0;
+      for (std::size_t i = 0; i + 1 < pe_.sections.size(); ++i)
+        image = std::max<std::uint64_t>(image, std::uint64_t{pe_.sections[i].VirtualAddress} +
+                                                   std::max<std::uint64_t>(pe_.sections[i].VirtualSize, pe_.sections[i].SizeOfRawData));
+      patches_.put<std::uint32_t>(pe_.optional_header_offset + 56,
+                                  static_cast<std::uint32_t>(align_up(image, pe_.section_alignment)));
+    } else {
+      report_.notes.push_back(fmt::format("{} is not the last section with the last raw data: kept, unused",
+                                          pe_.names[*marker]));
+    }
+    move_pointers();
+    fatbin_ = &fb;
+    if (pe_.checksum != 0) {
+      Checksum c(pe_.checksum_offset);
+      emit_joined([&](Bytes b) { c.add(b); });
+      patches_.put<std::uint32_t>(pe_.checksum_offset, c.value());
+    }
+    std::uint64_t written = 0;
+    emit_joined([&](Bytes b) {
       written += b.size();
       sink(b);
     });
@@ -296,7 +397,7 @@ class PePruner {
   std::uint64_t new_offset(std::uint64_t off) const {
     std::uint64_t shift = 0;
     for (const DeviceSection& d : devices_)
-      if (off >= d.off + d.raw_size) shift += d.raw_size - d.new_raw_size;
+      if (off >= d.off + d.raw_size) shift += d.raw_size - d.new_raw_size;  // join: wraps, and adds what it gained
     return off - shift;
   }
 
@@ -316,6 +417,14 @@ class PePruner {
       }
       if (changed) patches_.put(pe_.header_offset(i), h);
     }
+    move_pointers();
+    for (const DeviceSection& d : devices_)
+      if (patches_.any_in(d.off, d.off + d.raw_size))
+        fail_at({file_, d.off}, "a pointer or table to rewrite lies in {} itself: not pruned", pe_.names[d.index]);
+  }
+
+  // The file pointers outside the section table: the COFF symbol table's, the debug directory's.
+  void move_pointers() {
     const std::uint64_t symptr_at = pe_.coff_header_offset + 8;
     if (const std::uint32_t p = load_le<std::uint32_t>(data_.data() + symptr_at); p != 0 && new_offset(p) != p)
       patches_.put<std::uint32_t>(symptr_at, static_cast<std::uint32_t>(new_offset(p)));
@@ -328,9 +437,6 @@ class PePruner {
         if (p != 0 && new_offset(p) != p) patches_.put<std::uint32_t>(field, static_cast<std::uint32_t>(new_offset(p)));
       }
     }
-    for (const DeviceSection& d : devices_)
-      if (patches_.any_in(d.off, d.off + d.raw_size))
-        fail_at({file_, d.off}, "a pointer or table to rewrite lies in {} itself: not pruned", pe_.names[d.index]);
   }
 
   void emit(const codec::Sink& out) const {
@@ -354,10 +460,28 @@ class PePruner {
     patches_.emit(data_, from, end, out);
   }
 
+  // join: the image up to .hip_fat, the joined bundles, zeros to the raw
+  // size, the rest (without the marker's raw data where it goes).
+  void emit_joined(const codec::Sink& out) const {
+    const DeviceSection& d = devices_.front();
+    patches_.emit(data_, 0, d.off, out);
+    std::uint64_t n = 0;
+    fatbin_->emit([&](Bytes b) {
+      n += b.size();
+      out(b);
+    });
+    if (n != fatbin_->size)
+      fail_at({file_, d.off}, "the joined bundles have 0x{:x} bytes, not the 0x{:x} laid out", n, fatbin_->size);
+    emit_zeros(d.new_raw_size - n, out);
+    patches_.emit(data_, d.off + d.raw_size, end_, out);
+  }
+
   const InputFile& in_;
   Bytes data_;
   const Selection& selection_;
   const std::string& file_;
+  const JoinedFatbin* fatbin_ = nullptr;
+  std::uint64_t end_ = 0;
   object::PeImage pe_;
   std::vector<DeviceSection> devices_;
   bool cuda_ = false;
@@ -369,6 +493,11 @@ class PePruner {
 };
 
 }  // namespace
+
+Report join_pe_image(const InputFile& in, const JoinedFatbin& fatbin, const std::string& file, const codec::Sink& sink) {
+  static const Selection kNone;
+  return PePruner(in, kNone, file).join(fatbin, sink);
+}
 
 Report prune_pe_image(const InputFile& in, const Selection& selection, const std::string& file,
                       const codec::Sink& sink) {

@@ -27,6 +27,7 @@ constexpr ReleaseTraits kReleases[] = {
         .offload_binary_version = 1,
         .packager_extracts_all = false,
         .spirv_image_kind = false,
+        .hip_host_rest = "unknown-linux-",
     },
     {
         .release = LlvmRelease::Llvm22,
@@ -48,6 +49,7 @@ constexpr ReleaseTraits kReleases[] = {
         .offload_binary_version = 1,
         .packager_extracts_all = false,
         .spirv_image_kind = false,
+        .hip_host_rest = "unknown-linux-gnu",
     },
     {
         .release = LlvmRelease::Llvm23,
@@ -69,6 +71,7 @@ constexpr ReleaseTraits kReleases[] = {
         .offload_binary_version = 2,
         .packager_extracts_all = true,
         .spirv_image_kind = true,
+        .hip_host_rest = "pc-linux-gnu",
     },
 };
 static_assert(std::ranges::is_sorted(kReleases, {}, &ReleaseTraits::major));

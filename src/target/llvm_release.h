@@ -75,6 +75,12 @@ struct ReleaseTraits {
   bool packager_extracts_all;
   // Image kind 6 is SPIR-V, extension "spv" (23); 19 and 22 know 0-5 only.
   bool spirv_image_kind;
+  // The host entry's ID in the bundles clang's HIP driver writes to .hip_fatbin
+  // is "host-<arch>-" + this + "-" (observed on Debian's builds, for an ELF
+  // target and --target=x86_64-pc-windows-msvc alike): 19 "unknown-linux-"
+  // (host-x86_64-unknown-linux--), 22 "unknown-linux-gnu", 23 "pc-linux-gnu".
+  // join lays bundles out as clang does (prune/join.h).
+  std::string_view hip_host_rest;
 };
 
 const ReleaseTraits& traits(LlvmRelease release);

@@ -25,6 +25,7 @@ cli::AppletBody define_compat(CLI::App& app);
 cli::AppletBody define_compress(CLI::App& app);
 cli::AppletBody define_list(CLI::App& app);
 cli::AppletBody define_package(CLI::App& app);
+cli::AppletBody define_join(CLI::App& app);
 cli::AppletBody define_prune(CLI::App& app);
 cli::AppletBody define_size(CLI::App& app);
 cli::AppletBody define_split(CLI::App& app);
