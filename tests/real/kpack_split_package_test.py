@@ -24,6 +24,7 @@ kpack-split suites check against AMD's splitter's rules):
     package as a tree (the rewritten binary, the others, the .kpack archives);
   * refused with one error line, exit 1, nothing written: an rpm, a wheel whose
     RECORD comes before its HIP library, a member name that leaves the folder,
+    a member already named as an archive to add,
     a package without a HIP binary, an existing output, a package among
     several inputs.
 """
@@ -281,6 +282,9 @@ def hostile_body(root, payload):
             'leaves the folder')
     tarball('nohip.tar', [('README', b'hello\n'), ('co/k.co', payload['k-gfx906.co'])])
     refused('a tarball without a HIP binary: refused', d, ['split', 'nohip.tar', '-o', 'out.tar'], 'no HIP binary')
+    tarball('taken.tar', [('lib/libk.so', payload['libk.so']), ('.kpack/k_gfx906.kpack', b'not ours')])
+    refused('a member named as an archive to add: refused', d, ['split', 'taken.tar', '-o', 'out.tar', '--name', 'k'],
+            'taken.tar(.kpack/k_gfx906.kpack): exists in the package')
     tarball('ok.tar', [('lib/libk.so', payload['libk.so'])])
     write(os.path.join(d, 'exists.tar'), b'')
     refused('an existing output: refused', d, ['split', 'ok.tar', '-o', 'exists.tar'], 'exists')
