@@ -532,7 +532,8 @@ TreeReport prune_wheel(const InputFile& in, const Selection& selection, const st
     if (!is_dist_info_file(plain, "RECORD.jws") && !is_dist_info_file(plain, "RECORD.p7s")) return false;
     if (!options.strip_signatures)
       fail(fmt::format("{}({})", file, plain),
-           "the wheel is signed: pruning would break the signature (--strip-signature leaves it out)");
+           "{}", rewrite ? "the wheel is signed: rewriting it would break the signature"
+                   : "the wheel is signed: pruning would break the signature (--strip-signature leaves it out)");
     signatures.emplace(plain);
     report.notes.push_back(fmt::format("the signature {} was left out", plain));
     return true;
@@ -656,7 +657,8 @@ TreeReport prune_deb(const InputFile& in, const Selection& selection, const std:
     if (m.name.starts_with("_gpg")) {
       if (!options.strip_signatures)
         fail(fmt::format("{}({})", file, m.name),
-             "the package is signed: pruning would break the signature (--strip-signature leaves it out)");
+             "{}", rewrite ? "the package is signed: rewriting it would break the signature"
+                     : "the package is signed: pruning would break the signature (--strip-signature leaves it out)");
       report.notes.push_back(fmt::format("the signature {} was left out", m.name));
       continue;
     }

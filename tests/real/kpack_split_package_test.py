@@ -24,7 +24,7 @@ kpack-split suites check against AMD's splitter's rules):
     package as a tree (the rewritten binary, the others, the .kpack archives);
   * refused with one error line, exit 1, nothing written: an rpm, a wheel whose
     RECORD comes before its HIP library, a member name that leaves the folder,
-    a member already named as an archive to add,
+    a member already named as an archive to add, a signed wheel,
     a package without a HIP binary, an existing output, a package among
     several inputs.
 """
@@ -270,6 +270,10 @@ def hostile_body(root, payload):
         z.writestr('demok/libk.so', payload['libk.so'])
     refused('a wheel whose RECORD comes before its HIP library: refused', d,
             ['split', 'late.whl', '-o', 'out.whl'], 'comes after RECORD')
+
+    ppt.make_wheel(os.path.join(d, 'signed.whl'), payload, signed=True)
+    refused('a signed wheel: refused', d, ['split', 'signed.whl', '-o', 'out.whl'],
+            'signed.whl(demok-1.0.dist-info/RECORD.jws): the wheel is signed: rewriting it would break the signature')
 
     def tarball(path, members):
         with tarfile.open(os.path.join(d, path), 'w', format=tarfile.GNU_FORMAT) as t:
