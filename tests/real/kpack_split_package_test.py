@@ -5,7 +5,8 @@ package's files unpacked as a tree (whose rewrite and archives the
 kpack-split suites check against AMD's splitter's rules):
 
   * a .deb (Debian's real librocrand1): dpkg-deb --info and --contents accept
-    it; `xz -t` accepts its data.tar.xz; every md5sums line matches the bytes
+    it; dpkg installs it into a throw-away root and `dpkg --verify` finds every
+    file right; `xz -t` accepts its data.tar.xz; every md5sums line matches the bytes
     dpkg-deb -x unpacks (hashlib), and md5sums names every regular file, the
     new archives too; Installed-Size moved by exactly what dpkg-gencontrol's
     rule (ceil(size / 1024) per regular file, 1 per anything else, by lstat)
@@ -154,6 +155,21 @@ def deb_body(root):
     check('Installed-Size moved as dpkg-gencontrol\'s rule says of the trees (%d KiB)' % rule, moved == rule,
           'field moved by %d' % moved)
     same_as_tree('.deb', got, tree_split(d, unpacked_in, 'rand'))
+
+    # dpkg installs it into a throw-away root and verifies every md5sum, the archives' too.
+    dpkg_root = os.path.join(d, 'root')
+    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'info'))
+    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'updates'))
+    write(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'status'), b'')
+    r = run(['dpkg', '--root=' + dpkg_root, '--force-depends', '--force-script-chrootless', '--force-not-root',
+             '--log=/dev/null', '-i', out], text=True, timeout=300)
+    check('dpkg -i installs the split .deb', r.returncode == 0, r.stdout + r.stderr)
+    r = run(['dpkg', '--root=' + dpkg_root, '--force-not-root', '--verify'], text=True)
+    check('dpkg --verify finds every installed file\'s md5sum right', r.returncode == 0 and not r.stdout,
+          r.stdout + r.stderr)
+    check('dpkg installed the archives at /.kpack',
+          sorted(os.listdir(os.path.join(dpkg_root, '.kpack'))) == sorted('rand_%s.kpack' % g for g in arches)
+          if os.path.isdir(os.path.join(dpkg_root, '.kpack')) else False)
 
 
 # ---------------------------------------------------------------------------
@@ -311,4 +327,4 @@ def body(root):
 
 if __name__ == '__main__':
     sys.exit(harness.run_suite('kpack-split-package', body,
-                               needs=['dpkg-deb', 'ar', 'tar', 'xz', 'gzip', 'zstd', CLANGXX, CLANG]))
+                               needs=['dpkg', 'dpkg-deb', 'ar', 'tar', 'xz', 'gzip', 'zstd', CLANGXX, CLANG]))
