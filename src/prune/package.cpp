@@ -236,7 +236,8 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     const bool zip = w->zip();
     for (const PackageMember& m : more) {
       // Its folders first (tar only: a zip names folders by its files).
-      for (std::size_t slash = m.name.find('/'); !zip && slash != std::string::npos; slash = m.name.find('/', slash + 1))
+      for (std::size_t slash = m.name.find('/'); !zip && slash != std::string::npos;
+           slash = m.name.find('/', slash + 1))
         if (names.insert(m.name.substr(0, slash)).second) {
           w->new_header(like.get(), prefix_style + m.name.substr(0, slash + 1), true, 0755, 0);
           ++changes.added_dirs;
