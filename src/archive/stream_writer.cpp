@@ -129,6 +129,39 @@ void StreamWriter::header(const ::archive_entry* entry, std::uint64_t size, bool
   }
 }
 
+::archive_entry* clone_entry(const ::archive_entry* entry) {
+  ::archive_entry* e = archive_entry_clone(const_cast<::archive_entry*>(entry));
+  if (!e) throw std::bad_alloc();
+  return e;
+}
+
+void free_entry(::archive_entry* entry) { archive_entry_free(entry); }
+
+void StreamWriter::new_header(const ::archive_entry* like, const std::string& name, bool directory, unsigned perm,
+                              std::uint64_t size, bool stored) {
+  ::archive_entry* e = archive_entry_new();
+  if (!e) fail(file_, "out of memory");
+  auto* l = const_cast<::archive_entry*>(like);
+  archive_entry_copy_pathname(e, name.c_str());
+  archive_entry_set_filetype(e, directory ? AE_IFDIR : AE_IFREG);
+  archive_entry_set_perm(e, static_cast<mode_t>(perm));
+  archive_entry_set_size(e, directory ? 0 : static_cast<la_int64_t>(size));
+  archive_entry_set_uid(e, archive_entry_uid(l));
+  archive_entry_set_gid(e, archive_entry_gid(l));
+  if (const char* u = archive_entry_uname(l)) archive_entry_copy_uname(e, u);
+  if (const char* g = archive_entry_gname(l)) archive_entry_copy_gname(e, g);
+  if (archive_entry_mtime_is_set(l)) archive_entry_set_mtime(e, archive_entry_mtime(l), archive_entry_mtime_nsec(l));
+  if (archive_entry_atime_is_set(l)) archive_entry_set_atime(e, archive_entry_atime(l), archive_entry_atime_nsec(l));
+  if (archive_entry_ctime_is_set(l)) archive_entry_set_ctime(e, archive_entry_ctime(l), archive_entry_ctime_nsec(l));
+  try {
+    header(e, size, stored);
+  } catch (...) {
+    archive_entry_free(e);
+    throw;
+  }
+  archive_entry_free(e);
+}
+
 void StreamWriter::data(Bytes b) {
   while (!b.empty()) {
     la_ssize_t n = archive_write_data(a_, b.data(), b.size());

@@ -44,6 +44,10 @@ struct WriteSpec {
 int copy_format(int read);
 bool is_zip_format(int code);
 
+// A copy of a reader's entry, kept past the reader's next member; freed by free_entry.
+::archive_entry* clone_entry(const ::archive_entry* entry);
+void free_entry(::archive_entry* entry);
+
 class StreamWriter {
  public:
   // Errors name `file`.
@@ -56,10 +60,18 @@ class StreamWriter {
   // link target) holding `size` bytes (a regular file's; ignored for others).
   // `stored`: a zip member is written uncompressed (else deflated).
   void header(const ::archive_entry* entry, std::uint64_t size, bool stored = false);
+  // Starts a member of its own (one the input lacks: split's archives):
+  // `name`, a regular file of `size` bytes (a directory when `directory`),
+  // permission bits `perm`, with the owner and times of `like` (a reader's
+  // entry); no link target, extended attributes, ACLs or sparse map.
+  void new_header(const ::archive_entry* like, const std::string& name, bool directory, unsigned perm,
+                  std::uint64_t size, bool stored = false);
   // The current member's bytes, in order; they must add up to its size.
   void data(Bytes b);
   // Ends the archive (and the compressed stream).
   void finish();
+  // Whether the archive is a zip.
+  bool zip() const { return zip_; }
   // Bytes handed to the sink so far.
   std::uint64_t written() const { return written_; }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string_view>
 
@@ -68,10 +69,12 @@ struct Changes {
     std::uint64_t old_size = 0;
     std::uint64_t new_size = 0;
     bool removed = false;
+    bool added = false;  // a new member (PackageRewrite::added)
     std::string md5;     // of the new bytes, when asked for
     std::string sha256;  // of the new bytes ("sha256=..."), when asked for
   };
   std::map<std::string, Changed, std::less<>> changed;
+  std::uint64_t added_dirs = 0;  // directory members added
   // Every regular member as read ("sha256=...", size), when asked for (a wheel's RECORD check).
   std::map<std::string, std::pair<std::string, std::uint64_t>, std::less<>> originals;
 };
@@ -84,6 +87,8 @@ struct Hooks {
   std::function<std::string(std::string_view plain, std::string original, const Changes&)> replace;
   // Members left out (signatures, with --strip-signature).
   std::function<bool(std::string_view plain)> left_out = [](std::string_view) { return false; };
+  // Another rewrite than prune's (package.h), for the archive of the package's files.
+  const PackageRewrite* rewrite = nullptr;
 };
 
 // Digests of bytes as they pass.
@@ -205,7 +210,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
   std::set<std::string, std::less<>> removed;
   std::optional<PerGpuRule> per_gpu;
   auto rule_for = [&](std::string_view plain) -> const PerGpuRule* {
-    if (!PerGpuRule::may_apply(plain)) return nullptr;
+    if (hooks.rewrite || !PerGpuRule::may_apply(plain)) return nullptr;
     if (!per_gpu) per_gpu = learn_members(data, errname, options);
     return &*per_gpu;
   };
@@ -215,6 +220,39 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     c.old_size = size;
     c.removed = true;
     removed.insert(plain);
+  };
+  // PackageRewrite::added's members, once: with the owner and times of the
+  // first member written anew (`like`), its "./" or not.
+  std::set<std::string, std::less<>> names;  // plain, without a final '/'
+  std::unique_ptr<::archive_entry, void (*)(::archive_entry*)> like(nullptr, &archive::free_entry);
+  std::string prefix_style;
+  bool added = false;
+  auto add_members = [&] {
+    if (!hooks.rewrite || added) return;
+    added = true;
+    std::vector<PackageMember> more = hooks.rewrite->added();
+    if (more.empty()) return;
+    if (!like) fail(errname, "members to add, but no member rewritten to take their owner and times from");
+    const bool zip = w->zip();
+    for (const PackageMember& m : more) {
+      // Its folders first (tar only: a zip names folders by its files).
+      for (std::size_t slash = m.name.find('/'); !zip && slash != std::string::npos;
+           slash = m.name.find('/', slash + 1))
+        if (names.insert(m.name.substr(0, slash)).second) {
+          w->new_header(like.get(), prefix_style + m.name.substr(0, slash + 1), true, 0755, 0);
+          ++changes.added_dirs;
+        }
+      if (!names.insert(m.name).second) fail(fmt::format("{}({})", errname, m.name), "exists in the package: "
+                                             "the new member would replace it");
+      Digests d{hooks.md5, hooks.sha256, {}, {}};
+      w->new_header(like.get(), prefix_style + m.name, false, 0644, m.bytes->size());
+      copy_mapped(*m.bytes, *w, &d);
+      Changes::Changed& c = changes.changed[m.name];
+      c.new_size = m.bytes->size();
+      c.added = true;
+      if (hooks.md5) c.md5 = d.md5.hex();
+      if (hooks.sha256) c.sha256 = d.sha.record_hash();
+    }
   };
   bool first = true;
   while (auto h = r.next()) {
@@ -247,6 +285,11 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
         fail(member, "a hard link to '{}', which the pruning removes", h->hardlink);
     }
     const std::string plain(plain_name(h->name));
+    {
+      std::string_view n = plain;
+      while (n.ends_with('/')) n.remove_suffix(1);
+      names.emplace(n);
+    }
     if (hooks.left_out(plain)) {
       while (member_data.read(buf) != 0) {
       }
@@ -259,6 +302,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
       continue;
     }
     if (hooks.replaced(plain)) {
+      add_members();  // before a wheel's RECORD, which lists them
       std::string text;
       while (std::size_t k = member_data.read(buf)) {
         if (text.size() + k > kSmallMember) fail(member, "larger than 0x{:x} bytes: not rewritten", kSmallMember);
@@ -326,14 +370,22 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
     if (hooks.hash_originals) changes.originals[plain] = {original.record_hash(), in->size()};
     OutputFile pruned = OutputFile::scratch("");
     FileOutcome o{FileAction::Copy, {}};
-    if (prune_reads(prefix))
+    if (hooks.rewrite) {
+      o = hooks.rewrite->file(in, member, plain, PieceWriter(pruned, *in));
+      if (o.action != FileAction::Copy && added)
+        fail(member, "comes after RECORD, which lists the members added: not rewritten");
+      if (o.action == FileAction::Write && !like) {
+        like.reset(archive::clone_entry(r.entry()));
+        if (h->name.starts_with("./")) prefix_style = "./";
+      }
+    } else if (prune_reads(prefix))
       // Pieces of the spooled file itself (kept payloads) are copied by the
       // kernel, not read through its mapping: the kept code objects of a
       // 1.3 GB library would otherwise stay resident.
       o = prune_tree_file(*in, selection, member, PieceWriter(pruned, *in), rule_for(plain), plain);
     else if (const PerGpuRule* rule = rule_for(plain))  // a member without device code and without a size
       if (std::optional<FileOutcome> p = rule->decide(plain, in->size(), selection)) o = std::move(*p);
-    if (o.action == FileAction::Write && o.report.dropped() == 0) o.action = FileAction::Copy;
+    if (!hooks.rewrite && o.action == FileAction::Write && o.report.dropped() == 0) o.action = FileAction::Copy;
     FileReport pf{h->name, o.action, std::move(o.report), std::move(o.per_gpu)};  // the path as stored; errors name the chain
     switch (o.action) {
       case FileAction::Copy:
@@ -362,6 +414,7 @@ Changes rewrite_archive(const Backing& backing, Bytes data, const std::string& e
       report.files.push_back(std::move(pf));
   }
   if (!w) fail(errname, "an empty archive: nothing to prune");
+  add_members();
   w->finish();
   release_read(0);
   return changes;
@@ -454,13 +507,20 @@ std::string rewrite_record(const std::string& file, std::string_view text, const
       continue;
     }
     if (c->second.removed) continue;
+    if (c->second.added) fail(file, "line {}: '{}' is a member added, not one of the wheel", line_no, f[0]);
     out += fmt::format("{},{},{}{}", csv_field(f[0]), c->second.sha256, c->second.new_size, eol);
   }
+  const std::string_view eol = out.ends_with("\r\n") ? "\r\n" : "\n";
+  for (const auto& [name, c] : changes.changed)
+    if (c.added) {
+      if (!out.empty() && !out.ends_with('\n')) out += eol;
+      out += fmt::format("{},{},{}{}", csv_field(name), c.sha256, c.new_size, eol);
+    }
   return out;
 }
 
 TreeReport prune_wheel(const InputFile& in, const Selection& selection, const std::string& file,
-                          const codec::Sink& sink, const PackageOptions& options) {
+                          const codec::Sink& sink, const PackageOptions& options, const PackageRewrite* rewrite) {
   TreeReport report{"zip archive", {}, in.size(), 0};
   std::set<std::string, std::less<>> signatures;
   bool record_written = false;
@@ -468,11 +528,13 @@ TreeReport prune_wheel(const InputFile& in, const Selection& selection, const st
   Hooks hooks;
   hooks.sha256 = true;
   hooks.hash_originals = true;
+  hooks.rewrite = rewrite;
   hooks.left_out = [&](std::string_view plain) {
     if (!is_dist_info_file(plain, "RECORD.jws") && !is_dist_info_file(plain, "RECORD.p7s")) return false;
     if (!options.strip_signatures)
       fail(fmt::format("{}({})", file, plain),
-           "the wheel is signed: pruning would break the signature (--strip-signature leaves it out)");
+           "{}", rewrite ? "the wheel is signed: rewriting it would break the signature"
+                   : "the wheel is signed: pruning would break the signature (--strip-signature leaves it out)");
     signatures.emplace(plain);
     report.notes.push_back(fmt::format("the signature {} was left out", plain));
     return true;
@@ -509,11 +571,13 @@ TreeReport prune_wheel(const InputFile& in, const Selection& selection, const st
 // ---- tarballs ---------------------------------------------------------------
 
 TreeReport prune_tarball(const InputFile& in, const Selection& selection, const std::string& file,
-                            const codec::Sink& sink, const PackageOptions& options) {
+                            const codec::Sink& sink, const PackageOptions& options, const PackageRewrite* rewrite) {
   TreeReport report{"tarball", {}, in.size(), 0};
   std::uint64_t written = 0;
   std::string format;
-  rewrite_archive({in, 0}, in.bytes(), file, selection, Hooks{}, options, [&](Bytes b) {
+  Hooks hooks;
+  hooks.rewrite = rewrite;
+  rewrite_archive({in, 0}, in.bytes(), file, selection, hooks, options, [&](Bytes b) {
     written += b.size();
     sink(b);
   }, report, &format);
@@ -540,10 +604,14 @@ std::string rewrite_md5sums(const std::string& file, std::string_view text, cons
     auto c = data.changed.find(plain_name(line.substr(34)));
     if (c == data.changed.end()) {
       out.append(line).append("\n");
+    } else if (c->second.added) {
+      fail(file, "line {}: '{}' is a member added, not one of the package", line_no, line.substr(34));
     } else if (!c->second.removed) {
       out += fmt::format("{}{}\n", c->second.md5, line.substr(32));
     }
   }
+  for (const auto& [name, c] : data.changed)
+    if (c.added) out += fmt::format("{}  {}\n", c.md5, name);
   return out;
 }
 
@@ -571,6 +639,7 @@ std::string rewrite_control(const std::string& file, std::string_view text, cons
       now -= std::min(now, kib(c.old_size));
       if (!c.removed) now += kib(c.new_size);
     }
+    now += data.added_dirs;
     installed_note = fmt::format("Installed-Size {} -> {} KiB", size, now);
     out += fmt::format("Installed-Size: {}{}", now, end);
   }
@@ -578,7 +647,7 @@ std::string rewrite_control(const std::string& file, std::string_view text, cons
 }
 
 TreeReport prune_deb(const InputFile& in, const Selection& selection, const std::string& file,
-                        const codec::Sink& sink, const PackageOptions& options) {
+                        const codec::Sink& sink, const PackageOptions& options, const PackageRewrite* rewrite) {
   const Bytes all = in.bytes();
   TreeReport report{"Debian package", {}, all.size(), 0};
   std::vector<archive::Member> members = archive::read_members(all, file);
@@ -589,7 +658,8 @@ TreeReport prune_deb(const InputFile& in, const Selection& selection, const std:
     if (m.name.starts_with("_gpg")) {
       if (!options.strip_signatures)
         fail(fmt::format("{}({})", file, m.name),
-             "the package is signed: pruning would break the signature (--strip-signature leaves it out)");
+             "{}", rewrite ? "the package is signed: rewriting it would break the signature"
+                     : "the package is signed: pruning would break the signature (--strip-signature leaves it out)");
       report.notes.push_back(fmt::format("the signature {} was left out", m.name));
       continue;
     }
@@ -610,6 +680,7 @@ TreeReport prune_deb(const InputFile& in, const Selection& selection, const std:
   const std::string data_name = fmt::format("{}({})", file, data->name);
   Hooks data_hooks;
   data_hooks.md5 = true;
+  data_hooks.rewrite = rewrite;
   Changes changes = rewrite_archive({in, data->offset}, data->data, data_name, selection, data_hooks, options,
                                     [&](Bytes b) { data_out.write(b); }, report);
   report.container = fmt::format("Debian package ({})", data->name);
@@ -687,9 +758,9 @@ TreeReport prune_package(const InputFile& in, const Selection& selection, const 
   switch (package_kind(in.bytes())) {
     case PackageKind::Rpm:
       fail(file, "rpm packages are not pruned: the header signs and digests the payload");
-    case PackageKind::Deb: r = prune_deb(in, selection, file, sink, options); break;
-    case PackageKind::Tarball: r = prune_tarball(in, selection, file, sink, options); break;
-    case PackageKind::Wheel: r = prune_wheel(in, selection, file, sink, options); break;
+    case PackageKind::Deb: r = prune_deb(in, selection, file, sink, options, nullptr); break;
+    case PackageKind::Tarball: r = prune_tarball(in, selection, file, sink, options, nullptr); break;
+    case PackageKind::Wheel: r = prune_wheel(in, selection, file, sink, options, nullptr); break;
     case PackageKind::None: fail(file, "not a package (.deb, tarball, wheel)");
   }
   // As for a directory: a package without device code is an error unless allowed; as for a single file:
@@ -700,6 +771,20 @@ TreeReport prune_package(const InputFile& in, const Selection& selection, const 
     for (const EntryReport& e : f.report.entries) all.entries.push_back(e);
   check_not_empty(selection, all, file);
   return r;
+}
+
+TreeReport rewrite_package(const InputFile& in, const PackageRewrite& rewrite, const std::string& file,
+                           const codec::Sink& sink, const PackageOptions& options) {
+  const Selection unused{};  // the rewrite decides each file
+  switch (package_kind(in.bytes())) {
+    case PackageKind::Rpm:
+      fail(file, "rpm packages are not rewritten: the header signs and digests the payload");
+    case PackageKind::Deb: return prune_deb(in, unused, file, sink, options, &rewrite);
+    case PackageKind::Tarball: return prune_tarball(in, unused, file, sink, options, &rewrite);
+    case PackageKind::Wheel: return prune_wheel(in, unused, file, sink, options, &rewrite);
+    case PackageKind::None: break;
+  }
+  fail(file, "not a package (.deb, tarball, wheel)");
 }
 
 }  // namespace ot::prune

@@ -31,7 +31,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "prune/prune.h"
@@ -63,5 +66,37 @@ struct PackageOptions {
 // is an error unless the selection allows empty results (as for a directory).
 TreeReport prune_package(const InputFile& in, const Selection& selection, const std::string& file,
                             const codec::Sink& sink, const PackageOptions& options = {});
+
+// The same machinery for another rewrite of a package than prune's (split,
+// prune/split.h), as prune/tree.h's TreeRewrite is for trees: each regular
+// member that may hold device code (spooled to a scratch file, `in`) decided
+// by `file` instead of prune_tree_file (Copy: copied; Write: what the sink
+// got, even where nothing was dropped; Remove: left out); then the members
+// `added` returns are written as new regular files, mode 0644, with the owner
+// and times of the first member `file` wrote (a directory member, 0755, for
+// each folder of theirs the archive lacks; none in a zip):
+//
+//   .deb     at the end of data.tar.*, with md5sums lines for them (after the
+//            others) and Installed-Size grown by dpkg-gencontrol's rule
+//            (ceil(size / 1024) per file, 1 per directory)
+//   tarball  at the end
+//   wheel    just before *.dist-info/RECORD, which lists them (sha256, size)
+//            after its other lines; `added` is called there, so a member that
+//            `file` writes after RECORD is refused
+//
+// Their names are relative to the package's root, given as its members are
+// ("./" before them where the first written member has it).
+struct PackageMember {
+  std::string name;
+  std::shared_ptr<InputFile> bytes;
+};
+struct PackageRewrite {
+  std::function<FileOutcome(const std::shared_ptr<InputFile>& in, const std::string& member, std::string_view plain,
+                            const codec::Sink& sink)>
+      file;
+  std::function<std::vector<PackageMember>()> added;
+};
+TreeReport rewrite_package(const InputFile& in, const PackageRewrite& rewrite, const std::string& file,
+                           const codec::Sink& sink, const PackageOptions& options = {});
 
 }  // namespace ot::prune

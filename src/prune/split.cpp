@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "formats/bundle_sequence.h"
 #include "formats/compressed_bundle.h"
 #include "object/object_file.h"
+#include "prune/package.h"
 #include "prune/tree.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
@@ -134,10 +136,13 @@ class Splitter {
 
   // One file at `relative` (its path in the output): rewritten when it is a
   // HIP binary (true), its code objects kept for the archives.
-  bool file(const InputFile& in, const std::string& file, const std::string& relative, const codec::Sink& sink) {
+  // `held`: `in` itself where the caller holds it (a package's spooled
+  // member), else `file` is opened again.
+  bool file(const InputFile& in, const std::string& file, const std::string& relative, const codec::Sink& sink,
+            std::shared_ptr<InputFile> held = nullptr) {
     std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin = hip_fatbin(in, file);
     if (!fatbin) return false;
-    std::shared_ptr<InputFile> held = InputFile::open(file);  // the code objects' bytes outlive the call
+    if (!held) held = InputFile::open(file);  // the code objects' bytes outlive the call
     std::vector<std::uint64_t> bundles;
     std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, file, bundles);
     formats::KpackRef ref;
@@ -235,11 +240,38 @@ class Splitter {
 
   // The archives, into `dir`/.kpack.
   void finish(const std::string& dir, const std::string& input) {
+    const std::string kdir = dir + "/.kpack";
+    archives(input, [&] {
+      if (::mkdir(kdir.c_str(), 0755) != 0 && errno != EEXIST)
+        fail(kdir, "cannot create the directory: {}", std::strerror(errno));
+    }, [&](const std::string& name) {
+      const std::string path = kdir + "/" + name;
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0) fail(path, "exists in the input: the archive would replace it");
+      return OutputFile(path);
+    }, [&](const std::string& name, OutputFile& out) {
+      out.commit();
+      ::chmod((kdir + "/" + name).c_str(), 0644);
+    });
+  }
+
+  // The archives, as scratch files (a package's new members, `.kpack/<name>`).
+  std::vector<PackageMember> finish_scratch(const std::string& input) {
+    std::vector<PackageMember> out;
+    archives(input, [] {}, [](const std::string&) { return OutputFile::scratch(""); },
+             [&](const std::string& name, OutputFile& f) {
+               out.push_back({".kpack/" + name, f.map(name)});
+             });
+    return out;
+  }
+
+  // Each archive written to the file `open` gives (after `start`), then `done` with it.
+  void archives(const std::string& input, const std::function<void()>& start,
+                const std::function<OutputFile(const std::string& name)>& open,
+                const std::function<void(const std::string& name, OutputFile& out)>& done) {
     if (report_.files.empty()) fail(input, "no HIP binary (.hip_fatbin holding device code): nothing to split");
     complete_specific_archives();
-    const std::string kdir = dir + "/.kpack";
-    if (::mkdir(kdir.c_str(), 0755) != 0 && errno != EEXIST)
-      fail(kdir, "cannot create the directory: {}", std::strerror(errno));
+    start();
     for (const auto& [arch, cos] : by_arch_) {
       formats::KpackArchive a;
       a.group_name = o_.name;
@@ -264,10 +296,7 @@ class Splitter {
         }
       }
       const std::string name = fmt::format("{}_{}.kpack", o_.name, arch);
-      const std::string path = kdir + "/" + name;
-      struct stat st {};
-      if (::lstat(path.c_str(), &st) == 0) fail(path, "exists in the input: the archive would replace it");
-      OutputFile out(path);
+      OutputFile out = open(name);
       std::size_t n = 0;
       formats::write_kpack(a, stored, [&](Bytes b, bool is_stored) {
         if (!is_stored) return out.write(b);
@@ -278,13 +307,13 @@ class Splitter {
           out.write(b);
       });
       const std::uint64_t size = out.written();
-      out.commit();
-      ::chmod(path.c_str(), 0644);
+      done(name, out);
       report_.archives.push_back({".kpack/" + name, arch, cos.size(), size});
     }
   }
 
   SplitReport take() { return std::move(report_); }
+  bool empty() const { return report_.files.empty(); }
 
  private:
   const SplitOptions& o_;
@@ -318,6 +347,30 @@ SplitReport split(const std::vector<std::string>& inputs, const std::string& out
   if (inputs.empty()) fail("", "no input to split");
   Splitter s(options);
   struct stat st {};
+  // A package in, a package out: its HIP binaries rewritten in place, the
+  // archives added as members (package.h's rewrite_package).
+  if (inputs.size() == 1 && ::stat(inputs[0].c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    std::shared_ptr<InputFile> in = InputFile::open(inputs[0]);
+    if (package_kind(in->bytes()) != PackageKind::None) {
+      if (::lstat(out_dir.c_str(), &st) == 0)
+        fail(out_dir, "exists: split writes a new package (remove it, or give another name)");
+      PackageRewrite rewrite;
+      rewrite.file = [&](const std::shared_ptr<InputFile>& f, const std::string& member, std::string_view plain,
+                         const codec::Sink& sink) {
+        FileOutcome o;
+        o.action = s.file(*f, member, std::string(plain), sink, f) ? FileAction::Write : FileAction::Copy;
+        return o;
+      };
+      // None yet (a wheel's RECORD before its HIP binaries): a binary after it is refused, none at all below.
+      rewrite.added = [&] { return s.empty() ? std::vector<PackageMember>{} : s.finish_scratch(inputs[0]); };
+      OutputFile out(out_dir);
+      rewrite_package(*in, rewrite, inputs[0], [&](Bytes b) { out.write(b); });
+      if (s.empty()) fail(inputs[0], "no HIP binary (.hip_fatbin holding device code): nothing to split");
+      out.copy_mode_from(inputs[0]);
+      out.commit();
+      return s.take();
+    }
+  }
   const std::string out = folder_path(out_dir);
   if (::lstat(out.c_str(), &st) == 0) fail(out, "exists: split writes a new folder (remove it, or give another name)");
   if (inputs.size() == 1 && ::stat(inputs[0].c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -336,6 +389,8 @@ SplitReport split(const std::vector<std::string>& inputs, const std::string& out
   for (const std::string& path : inputs) {
     if (::stat(path.c_str(), &st) != 0) fail(path, "{}", std::strerror(errno));
     if (S_ISDIR(st.st_mode)) fail(path, "a directory is split alone (give one directory, or files)");
+    if (inputs.size() > 1 && S_ISREG(st.st_mode) && package_kind(InputFile::open(path)->bytes()) != PackageKind::None)
+      fail(path, "a package is split alone (give one package, or files)");
     const std::string name = std::filesystem::path(path).filename().string();
     if (!names.emplace(name, path).second) fail(path, "two inputs are named {}", name);
   }

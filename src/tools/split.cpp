@@ -4,6 +4,7 @@
 //
 //   offloadtool split FILE... -o OUTDIR [--name NAME] [--compress none|zstd]
 //   offloadtool split DIR -o OUTDIR
+//   offloadtool split PACKAGE -o OUTPACKAGE      (.deb, tarball, wheel)
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -58,11 +59,13 @@ cli::AppletBody define_split(CLI::App& app) {
       "segment of its own; the records of .hipFatBinSegment made HIPK with their index; .hip_fatbin made NOBITS with "
       "its whole pages cut out of the file), and its code objects (compressed bundles decompressed) go to "
       "OUTDIR/.kpack/NAME_<arch>.kpack, one archive per architecture, keyed \"<path>#<n>\". A directory is "
-      "rewritten as a new tree (other files cloned, links kept); files given alone land at OUTDIR/<name>. Where "
+      "rewritten as a new tree (other files cloned, links kept); files given alone land at OUTDIR/<name>. A package "
+      "(.deb, tarball, wheel) is written as a new package of the same kind: its HIP binaries rewritten, the archives "
+      "added as members .kpack/NAME_<arch>.kpack at its root (md5sums, Installed-Size and RECORD updated). Where "
       "AMD's splitter writes a broken pointer (DT_RELR, non-PIE executables) the right value is written and a note "
-      "says so. The output folder must not exist; it is renamed into place when complete.");
-  app.add_option("input", o->inputs, "the HIP binaries, or one directory, to split")->required();
-  app.add_option("-o,--output", o->output, "the new folder to write")->required();
+      "says so. The output (folder or package) must not exist; it is renamed into place when complete.");
+  app.add_option("input", o->inputs, "the HIP binaries, or one directory, or one package, to split")->required();
+  app.add_option("-o,--output", o->output, "the new folder (the new package, for a package) to write")->required();
   app.add_option("--name", o->name,
                  "the archives' name and group (AMD's artifact prefix, e.g. blas_lib; default: the first input's "
                  "name up to its first '.')");

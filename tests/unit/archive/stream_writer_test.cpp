@@ -88,3 +88,51 @@ TEST_CASE("copy_format: ustar is copied as pax; cpio is not written") {
   CHECK(ot::archive::copy_format(ARCHIVE_FORMAT_ZIP) == ARCHIVE_FORMAT_ZIP);
   CHECK(ot::archive::copy_format(ARCHIVE_FORMAT_CPIO_SVR4_NOCRC) == 0);
 }
+
+TEST_CASE("stream writer: a new member takes its owner and times from another, its own name, type, mode and size") {
+  std::vector<std::byte> out;
+  {
+    ot::archive::StreamWriter w({ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE, ot::archive::Compression::None, 0, 2},
+                                [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); }, "t.tar");
+    ::archive_entry* like = archive_entry_new();
+    archive_entry_set_pathname(like, "./lib/libk.so");
+    archive_entry_set_filetype(like, AE_IFLNK);  // not taken: type, link target, mode
+    archive_entry_set_symlink(like, "elsewhere");
+    archive_entry_set_perm(like, 0777);
+    archive_entry_set_uid(like, 1000);
+    archive_entry_set_gid(like, 100);
+    archive_entry_set_uname(like, "builder");
+    archive_entry_set_gname(like, "staff");
+    archive_entry_set_mtime(like, 1700000000, 0);
+    w.new_header(like, "./.kpack/", true, 0755, 0);
+    w.new_header(like, "./.kpack/k_gfx906.kpack", false, 0644, 3);
+    archive_entry_free(like);
+    w.data(as_bytes(std::string_view("abc")));
+    w.finish();
+  }
+  ::archive* r = archive_read_new();
+  archive_read_support_format_all(r);
+  REQUIRE(archive_read_open_memory(r, out.data(), out.size()) == ARCHIVE_OK);
+  ::archive_entry* e = nullptr;
+  REQUIRE(archive_read_next_header(r, &e) == ARCHIVE_OK);
+  CHECK(std::string(archive_entry_pathname(e)) == "./.kpack/");
+  CHECK(archive_entry_filetype(e) == AE_IFDIR);
+  CHECK(archive_entry_perm(e) == 0755);
+  CHECK(archive_entry_uid(e) == 1000);
+  CHECK(std::string(archive_entry_gname(e)) == "staff");
+  CHECK(archive_entry_mtime(e) == 1700000000);
+  REQUIRE(archive_read_next_header(r, &e) == ARCHIVE_OK);
+  CHECK(std::string(archive_entry_pathname(e)) == "./.kpack/k_gfx906.kpack");
+  CHECK(archive_entry_filetype(e) == AE_IFREG);
+  CHECK(archive_entry_perm(e) == 0644);
+  CHECK(archive_entry_size(e) == 3);
+  CHECK(archive_entry_symlink(e) == nullptr);
+  CHECK(archive_entry_gid(e) == 100);
+  CHECK(std::string(archive_entry_uname(e)) == "builder");
+  CHECK(archive_entry_mtime(e) == 1700000000);
+  char buf[8] = {};
+  CHECK(archive_read_data(r, buf, sizeof buf) == 3);
+  CHECK(std::string(buf) == "abc");
+  CHECK(archive_read_next_header(r, &e) == ARCHIVE_EOF);
+  archive_read_free(r);
+}
