@@ -145,12 +145,13 @@ class Splitter {
     if (!held) held = InputFile::open(file);  // the code objects' bytes outlive the call
     std::vector<std::uint64_t> bundles;
     std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, file, bundles);
+    const std::string kernel = kernel_name(relative, file);
     formats::KpackRef ref;
     std::string up;
-    for (char c : relative)
+    for (char c : kernel)
       if (c == '/') up += "../";
     ref.search_paths.push_back(fmt::format("{}.kpack/{}_{}.kpack", up, o_.name, formats::kGfxArchPlaceholder));
-    ref.kernel_name = relative;
+    ref.kernel_name = kernel;
     const std::vector<std::byte> marker = formats::write_kpack_ref(ref);
     SplitFile f{relative, kpack_linked_elf(in, marker, bundles, file, sink), 0};
     // Record i's code objects under "#i": AMD's splitter counts each
@@ -165,7 +166,7 @@ class Splitter {
       for (const CodeObject& co : cos) {
         if (co.bundle != b) continue;
         CodeObject k = co;
-        k.key = fmt::format("{}#{}", relative, i);
+        k.key = fmt::format("{}#{}", kernel, i);
         by_arch_[k.arch].push_back(std::move(k));
         ++f.code_objects;
       }
@@ -238,9 +239,9 @@ class Splitter {
     }
   }
 
-  // The archives, into `dir`/.kpack.
+  // The archives, into `dir`/<root>/.kpack.
   void finish(const std::string& dir, const std::string& input) {
-    const std::string kdir = dir + "/.kpack";
+    const std::string kdir = dir + "/" + kpack_dir();
     archives(input, [&] {
       if (::mkdir(kdir.c_str(), 0755) != 0 && errno != EEXIST)
         fail(kdir, "cannot create the directory: {}", std::strerror(errno));
@@ -260,7 +261,7 @@ class Splitter {
     std::vector<PackageMember> out;
     archives(input, [] {}, [](const std::string&) { return OutputFile::scratch(""); },
              [&](const std::string& name, OutputFile& f) {
-               out.push_back({".kpack/" + name, f.map(name)});
+               out.push_back({kpack_dir() + "/" + name, f.map(name)});
              });
     return out;
   }
@@ -308,14 +309,54 @@ class Splitter {
       });
       const std::uint64_t size = out.written();
       done(name, out);
-      report_.archives.push_back({".kpack/" + name, arch, cos.size(), size});
+      report_.archives.push_back({kpack_dir() + "/" + name, arch, cos.size(), size});
     }
   }
 
   SplitReport take() { return std::move(report_); }
   bool empty() const { return report_.files.empty(); }
+  // For a package: the root, unless given, is its first HIP binary's install prefix.
+  void root_from_prefix() { prefix_root_ = true; }
 
  private:
+  // `relative` (a HIP binary's path in the output) from the root, which the
+  // first binary fixes when not given.
+  std::string kernel_name(const std::string& relative, const std::string& file) {
+    if (!root_) {
+      std::string r = o_.root.value_or("");
+      if (!o_.root && prefix_root_) r = install_prefix(relative);
+      while (r.starts_with("./")) r.erase(0, 2);
+      while (r.ends_with('/')) r.pop_back();
+      if (r == ".") r.clear();
+      if (r.starts_with('/') || r == ".." || r.starts_with("../") || r.find("/../") != std::string::npos ||
+          r.ends_with("/.."))
+        fail("", "--root {}: a folder inside the output, without '..'", *o_.root);
+      root_ = r;
+    }
+    if (root_->empty()) return relative;
+    if (!relative.starts_with(*root_ + "/"))
+      fail(file, "lies outside the root {} whose .kpack/ holds the archives{}", *root_,
+           o_.root ? "" : " (the first HIP binary's install prefix: give --root)");
+    return relative.substr(root_->size() + 1);
+  }
+
+  // The folders before the first lib, lib64, lib32 or bin of `path`'s
+  // folders; without one, its folder ("demok/libk.so": "demok", so that a
+  // wheel's archives stay in its package's folder).
+  static std::string install_prefix(std::string_view path) {
+    std::string prefix;
+    for (std::size_t at = 0, slash; (slash = path.find('/', at)) != std::string_view::npos; at = slash + 1) {
+      const std::string_view part = path.substr(at, slash - at);
+      if (part == "lib" || part == "lib64" || part == "lib32" || part == "bin") return prefix;
+      prefix += (prefix.empty() ? "" : "/") + std::string(part);
+    }
+    return prefix;
+  }
+
+  std::string kpack_dir() const { return root_ && !root_->empty() ? *root_ + "/.kpack" : ".kpack"; }
+
+  std::optional<std::string> root_;
+  bool prefix_root_ = false;
   const SplitOptions& o_;
   SplitReport report_;
   std::map<std::string, std::vector<CodeObject>> by_arch_;
@@ -354,6 +395,7 @@ SplitReport split(const std::vector<std::string>& inputs, const std::string& out
     if (package_kind(in->bytes()) != PackageKind::None) {
       if (::lstat(out_dir.c_str(), &st) == 0)
         fail(out_dir, "exists: split writes a new package (remove it, or give another name)");
+      s.root_from_prefix();
       PackageRewrite rewrite;
       rewrite.file = [&](const std::shared_ptr<InputFile>& f, const std::string& member, std::string_view plain,
                          const codec::Sink& sink) {

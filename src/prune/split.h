@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,15 @@ KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const s
 struct SplitOptions {
   std::string name;  // the archives' group name and file prefix (AMD's artifact prefix: "blas_lib")
   formats::KpackScheme scheme = formats::KpackScheme::None;
+  // The folder, relative to the output's top, whose .kpack/ holds the archives
+  // and from which the binaries' kernel names are taken (AMD's install
+  // prefix: "opt/rocm"); every HIP binary must lie under it. Unset: the top
+  // for folders and files; for a package, the install prefix of its first HIP
+  // binary, the folders before the first lib, lib64, lib32 or bin of its path
+  // (usr/lib/x86_64-linux-gnu/librocrand.so.1: "usr"), else its folder (a
+  // wheel's demok/libk.so: "demok"), so that a .deb's archives go to
+  // /usr/.kpack, not to /.kpack, and a wheel's stay in its package's folder.
+  std::optional<std::string> root;
 };
 
 struct SplitFile {
@@ -61,7 +71,7 @@ struct SplitFile {
   std::uint64_t code_objects = 0;
 };
 struct SplitArchive {
-  std::string path;  // relative to the output: ".kpack/NAME_gfx1100.kpack"
+  std::string path;  // relative to the output: "<root>/.kpack/NAME_gfx1100.kpack"
   std::string arch;
   std::uint64_t kernels = 0, size = 0;
 };

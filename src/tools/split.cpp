@@ -2,13 +2,14 @@
 // does the work): HIP binaries rewritten to fetch their code objects from
 // per-architecture kpack archives, written beside them.
 //
-//   offloadtool split FILE... -o OUTDIR [--name NAME] [--compress none|zstd]
+//   offloadtool split FILE... -o OUTDIR [--name NAME] [--compress none|zstd] [--root DIR]
 //   offloadtool split DIR -o OUTDIR
 //   offloadtool split PACKAGE -o OUTPACKAGE      (.deb, tarball, wheel)
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "prune/split.h"
 #include "support/printable.h"
@@ -20,6 +21,7 @@ namespace {
 struct SplitOptions {
   std::vector<std::string> inputs;
   std::string output, name, compress = "none";
+  std::optional<std::string> root;
   SizeStyle sizes = SizeStyle::Human;
 };
 
@@ -36,6 +38,7 @@ int run_split(const SplitOptions& o) {
   prune::SplitOptions opts;
   opts.name = o.name.empty() ? default_name(o.inputs.front()) : o.name;
   opts.scheme = o.compress == "zstd" ? formats::KpackScheme::ZstdPerKernel : formats::KpackScheme::None;
+  opts.root = o.root;
   prune::SplitReport r = prune::split(o.inputs, o.output, opts);
   for (const prune::SplitFile& f : r.files) {
     print(fmt::format("split {}: {} records, {} code objects, {} -> {}\n", printable(f.path), f.elf.records,
@@ -58,10 +61,14 @@ cli::AppletBody define_split(CLI::App& app) {
       "archives (a .rocm_kpack_ref section naming ../.kpack/NAME_@GFXARCH@.kpack and the binary, mapped by a "
       "segment of its own; the records of .hipFatBinSegment made HIPK with their index; .hip_fatbin made NOBITS with "
       "its whole pages cut out of the file), and its code objects (compressed bundles decompressed) go to "
-      "OUTDIR/.kpack/NAME_<arch>.kpack, one archive per architecture, keyed \"<path>#<n>\". A directory is "
+      "OUTDIR/.kpack/NAME_<arch>.kpack, one archive per architecture, keyed \"<path>#<n>\" (--root moves them "
+      "to OUTDIR/ROOT/.kpack, paths then taken from ROOT). A directory is "
       "rewritten as a new tree (other files cloned, links kept); files given alone land at OUTDIR/<name>. A package "
       "(.deb, tarball, wheel) is written as a new package of the same kind: its HIP binaries rewritten, the archives "
-      "added as members .kpack/NAME_<arch>.kpack at its root (md5sums, Installed-Size and RECORD updated). Where "
+      "added as members PREFIX/.kpack/NAME_<arch>.kpack, PREFIX the install prefix of its first HIP binary (what "
+      "comes before lib/, lib64/, lib32/ or bin/: usr for usr/lib/x86_64-linux-gnu/librocrand.so.1; else its "
+      "folder) unless --root "
+      "says (md5sums, Installed-Size and RECORD updated). Where "
       "AMD's splitter writes a broken pointer (DT_RELR, non-PIE executables) the right value is written and a note "
       "says so. The output (folder or package) must not exist; it is renamed into place when complete.");
   app.add_option("input", o->inputs, "the HIP binaries, or one directory, or one package, to split")->required();
@@ -73,6 +80,11 @@ cli::AppletBody define_split(CLI::App& app) {
                  "how archives store code objects: none (as AMD's splitter writes them; default) or zstd (one "
                  "level-3 zstd frame per code object, AMD's zstd-per-kernel scheme)")
       ->check(CLI::IsMember({"none", "zstd"}));
+  app.add_option("--root", o->root,
+                 "the folder of the output (a path inside the package) whose .kpack/ holds the archives and from "
+                 "which the binaries' kernel names are taken, AMD's install prefix (e.g. opt/rocm); every HIP binary "
+                 "must lie under it. Default: the top of the output; for a package, its first HIP binary's install "
+                 "prefix");
   add_bytes_flag(app, o->sizes, "");
   return [o](const cli::Invocation&) { return run_split(*o); };
 }

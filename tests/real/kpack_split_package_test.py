@@ -11,7 +11,8 @@ kpack-split suites check against AMD's splitter's rules):
     new archives too; Installed-Size moved by exactly what dpkg-gencontrol's
     rule (ceil(size / 1024) per regular file, 1 per anything else, by lstat)
     says of the unpacked trees before and after; the archives are
-    ./.kpack/rand_<arch>.kpack after a ./.kpack/ directory member, with the
+    ./usr/.kpack/rand_<arch>.kpack (the library's install prefix, usr) after a
+    ./usr/.kpack/ directory member, with the
     library's owner and time, modes 0644 and 0755;
   * tarballs (.tar GNU, .tar.gz, .tar.xz, .tar.zst) holding a HIP library
     made by clang 19: `tar -t` lists them, the compression is the input's,
@@ -71,10 +72,11 @@ def gencontrol_rule(folder):
     return total
 
 
-def tree_split(root, unpacked, name):
-    """`split` of the unpacked package as a tree: {relative path: bytes}, or None."""
+def tree_split(root, unpacked, name, prefix):
+    """`split` of the unpacked package as a tree with its archives in `prefix`/.kpack
+    (the install prefix split takes for the package): {relative path: bytes}, or None."""
     out = unpacked + '.split'
-    r = run([OT, 'split', unpacked, '-o', out, '--name', name], cwd=root, text=True, timeout=600)
+    r = run([OT, 'split', unpacked, '-o', out, '--name', name, '--root', prefix], cwd=root, text=True, timeout=600)
     if not check('split of %s unpacked as a tree' % os.path.basename(unpacked), r.returncode == 0, r.stderr):
         return None
     return files_of(out)
@@ -86,7 +88,7 @@ def same_as_tree(label, got, want):
         return
     differ = sorted(p for p in want if p in got and got[p] != want[p])
     check('%s: the same files as split of the unpacked tree (the binary, the others, the .kpack archives)' % label,
-          sorted(got) == sorted(want) and not differ and any(p.startswith('.kpack/') for p in got),
+          sorted(got) == sorted(want) and not differ and any('.kpack/' in p for p in got),
           'only in the package: %s; only in the tree: %s; differ: %s' %
           (sorted(set(got) - set(want)), sorted(set(want) - set(got)), differ))
 
@@ -121,14 +123,15 @@ def deb_body(root):
     lib = [n for n in a if n.endswith('librocrand.so.1.1')]
     new = [n for n in b if n not in a]
     arches = ['gfx1030', 'gfx803', 'gfx900:xnack-', 'gfx906:xnack-', 'gfx908:xnack-', 'gfx90a:xnack+', 'gfx90a:xnack-']
-    want_new = ['./.kpack/'] + ['./.kpack/rand_%s.kpack' % g for g in arches]
-    check('dpkg-deb --contents: the members as they were, then ./.kpack/ and an archive per architecture',
+    # The archives go to the install prefix of the library (usr/lib/x86_64-linux-gnu/...): /usr/.kpack.
+    want_new = ['./usr/.kpack/'] + ['./usr/.kpack/rand_%s.kpack' % g for g in arches]
+    check('dpkg-deb --contents: the members as they were, then ./usr/.kpack/ and an archive per architecture',
           list(b) == list(a) + want_new and len(lib) == 1
           and all(a[n][:2] + a[n][3:] == b[n][:2] + b[n][3:] for n in a),
           'new: %s' % new)
     if len(lib) == 1 and list(b)[len(a):] == want_new:
         check('dpkg-deb --contents: the new members have the library\'s owner and time, modes 0755 and 0644',
-              b['./.kpack/'][0] == 'drwxr-xr-x' and all(b[n][0] == '-rw-r--r--' for n in want_new[1:])
+              b['./usr/.kpack/'][0] == 'drwxr-xr-x' and all(b[n][0] == '-rw-r--r--' for n in want_new[1:])
               and all(b[n][1] == a[lib[0]][1] and b[n][3] == a[lib[0]][3] for n in want_new), [b[n] for n in want_new])
     ar = os.path.join(d, 'ar')
     os.makedirs(ar)
@@ -145,7 +148,7 @@ def deb_body(root):
     bad = sorted(p for p, s in sums.items() if p not in got or hashlib.md5(got[p]).hexdigest() != s)
     check('md5sums: every line matches the unpacked file (hashlib), every regular file has a line',
           not bad and sorted(sums) == sorted(got) and len(lines) == len(sums)
-          and all(('.kpack/rand_%s.kpack' % g) in sums for g in arches), 'wrong: %s; missing: %s' %
+          and all(('usr/.kpack/rand_%s.kpack' % g) in sums for g in arches), 'wrong: %s; missing: %s' %
           (bad, sorted(set(got) - set(sums))))
 
     def installed_size(deb):
@@ -154,7 +157,7 @@ def deb_body(root):
     rule = gencontrol_rule(unpacked_out) - gencontrol_rule(unpacked_in)
     check('Installed-Size moved as dpkg-gencontrol\'s rule says of the trees (%d KiB)' % rule, moved == rule,
           'field moved by %d' % moved)
-    same_as_tree('.deb', got, tree_split(d, unpacked_in, 'rand'))
+    same_as_tree('.deb', got, tree_split(d, unpacked_in, 'rand', 'usr'))
 
     # dpkg installs it into a throw-away root and verifies every md5sum, the archives' too.
     dpkg_root = os.path.join(d, 'root')
@@ -167,9 +170,10 @@ def deb_body(root):
     r = run(['dpkg', '--root=' + dpkg_root, '--force-not-root', '--verify'], text=True)
     check('dpkg --verify finds every installed file\'s md5sum right', r.returncode == 0 and not r.stdout,
           r.stdout + r.stderr)
-    check('dpkg installed the archives at /.kpack',
-          sorted(os.listdir(os.path.join(dpkg_root, '.kpack'))) == sorted('rand_%s.kpack' % g for g in arches)
-          if os.path.isdir(os.path.join(dpkg_root, '.kpack')) else False)
+    check('dpkg installed the archives at /usr/.kpack, the library\'s install prefix (not /.kpack)',
+          sorted(os.listdir(os.path.join(dpkg_root, 'usr', '.kpack'))) == sorted('rand_%s.kpack' % g for g in arches)
+          and not os.path.exists(os.path.join(dpkg_root, '.kpack'))
+          if os.path.isdir(os.path.join(dpkg_root, 'usr', '.kpack')) else False)
 
 
 # ---------------------------------------------------------------------------
@@ -177,7 +181,8 @@ def deb_body(root):
 
 MAGIC = {None: None, 'gzip': b'\x1f\x8b', 'xz': b'\xfd7zXZ', 'zstd': b'\x28\xb5\x2f\xfd'}
 TARS = [('k.tar', None), ('k.tar.gz', 'gzip'), ('k.tar.xz', 'xz'), ('k.tar.zst', 'zstd')]
-NEW_TAR = ['./.kpack', './.kpack/k_gfx906.kpack', './.kpack/k_gfx90a.kpack']
+# opt/k/lib/libk.so.1: the install prefix is opt/k.
+NEW_TAR = ['./opt/k/.kpack', './opt/k/.kpack/k_gfx906.kpack', './opt/k/.kpack/k_gfx90a.kpack']
 
 
 def tar_body(root, payload):
@@ -212,7 +217,7 @@ def tar_body(root, payload):
         unpacked = os.path.join(d, name + '.x')
         with ppt.tar_file(os.path.join(d, name)) as tf:
             tf.extractall(unpacked)
-        same_as_tree(name, files_of(got_dir), tree_split(d, unpacked, 'k'))
+        same_as_tree(name, files_of(got_dir), tree_split(d, unpacked, 'k', 'opt/k'))
         if name == 'k.tar.gz':
             r = run([OT, 'split', name, '-o', 'again-' + name, '--name', 'k'], cwd=d, timeout=300)
             check('%s: two runs write the same bytes' % name,
@@ -242,7 +247,8 @@ def wheel_body(root, payload):
         members = {n: z.read(n) for n in names}
     with zipfile.ZipFile(os.path.join(d, name)) as z:
         before = z.namelist()
-    new = ['.kpack/k_gfx906.kpack', '.kpack/k_gfx90a.kpack']
+    # demok/libk.so, in no lib/ folder: the archives stay in the package's folder.
+    new = ['demok/.kpack/k_gfx906.kpack', 'demok/.kpack/k_gfx90a.kpack']
     check('the wheel: its members in order, the archives just before RECORD, RECORD last',
           rec is not None and names == before[:-1] + new + [before[-1]] and names[-1] == rec, names)
     if rec is None:
@@ -258,7 +264,7 @@ def wheel_body(root, payload):
     with zipfile.ZipFile(os.path.join(d, name)) as z:
         z.extractall(unpacked)
     # RECORD aside: the package's lists the archives and the binary's new hash (checked above).
-    want = tree_split(d, unpacked, 'k')
+    want = tree_split(d, unpacked, 'k', 'demok')
     if want is not None:
         lib = 'demok/libk.so'
         expected = [ln if not ln.startswith(lib + ',') else '%s,%s,%d' % (lib, ppt.record_hash(members[lib]),
@@ -311,6 +317,10 @@ def hostile_body(root, payload):
     write(os.path.join(d, 'libk.so'), payload['libk.so'])
     refused('a package among several inputs: refused', d, ['split', 'libk.so', 'ok.tar', '-o', 'out'],
             'a package is split alone')
+    refused('--root naming a folder the HIP binary is not in: refused', d,
+            ['split', 'ok.tar', '-o', 'out.tar', '--root', 'opt/rocm'], 'ok.tar(lib/libk.so): lies outside the root opt/rocm')
+    refused('--root leaving the output: refused', d, ['split', 'ok.tar', '-o', 'out.tar', '--root', '../x'],
+            "--root ../x: a folder inside the output, without '..'")
 
 
 def body(root):
