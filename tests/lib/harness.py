@@ -164,6 +164,28 @@ LLVM14_BIN = '/usr/lib/llvm-14/bin'
 LLVM23_ROOT = os.path.join(LLVM23_CACHE, 'root')  # the chroot itself
 
 
+# A program that dlopens its argument (RTLD_NOW) and prints "loaded": what the
+# dynamic linker (and the constructors of the libraries it loads, the HIP
+# runtime's among them) make of a library. dlopen_loader(folder) builds it.
+DLOPEN_LOADER = r'''#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { printf("dlopen: %s\n", dlerror()); return 1; }
+  printf("loaded\n");
+  return dlclose(h);
+}
+'''
+
+
+def dlopen_loader(folder):
+    """The path of DLOPEN_LOADER built with cc in `folder`."""
+    with open(os.path.join(folder, 'loader.c'), 'w') as f:
+        f.write(DLOPEN_LOADER)
+    subprocess.run(['cc', 'loader.c', '-o', 'loader', '-ldl'], cwd=folder, check=True)
+    return os.path.join(folder, 'loader')
+
+
 def llvm(tool):
     """The path of a tool of the suite's LLVM release (`llvm('llvm-ar')`)."""
     return os.path.join(LLVM_BIN, tool)

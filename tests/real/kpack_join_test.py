@@ -63,15 +63,6 @@ extern "C" int host_side(int v);
 extern "C" int other_side(int v);
 int main() { std::printf("host_side %d other_side %d\\n", host_side(5), other_side(4)); return 0; }
 '''
-LOADER = r'''#include <dlfcn.h>
-#include <stdio.h>
-int main(int argc, char **argv) {
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!h) { printf("dlopen: %s\n", dlerror()); return 1; }
-  printf("loaded\n");
-  return dlclose(h);
-}
-'''
 LLD = ['-fuse-ld=lld', '--ld-path=' + os.path.join(LLVM_BIN, 'ld.lld')]
 
 
@@ -246,8 +237,7 @@ def keep_and_hostile(root, base, name, rel):
 
 
 def body(root):
-    write(os.path.join(root, 'loader.c'), LOADER.encode())
-    run(['cc', 'loader.c', '-o', 'loader', '-ldl'], cwd=root, check=True)
+    harness.dlopen_loader(root)
     src = os.path.join(root, 'src')
     os.makedirs(src)
     for f, text in (('k.hip', KERNELS), ('m.hip', MORE), ('main.hip', MAIN)):

@@ -160,16 +160,7 @@ def deb_body(root):
     same_as_tree('.deb', got, tree_split(d, unpacked_in, 'rand', 'usr'))
 
     # dpkg installs it into a throw-away root and verifies every md5sum, the archives' too.
-    dpkg_root = os.path.join(d, 'root')
-    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'info'))
-    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'updates'))
-    write(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'status'), b'')
-    r = run(['dpkg', '--root=' + dpkg_root, '--force-depends', '--force-script-chrootless', '--force-not-root',
-             '--log=/dev/null', '-i', out], text=True, timeout=300)
-    check('dpkg -i installs the split .deb', r.returncode == 0, r.stdout + r.stderr)
-    r = run(['dpkg', '--root=' + dpkg_root, '--force-not-root', '--verify'], text=True)
-    check('dpkg --verify finds every installed file\'s md5sum right', r.returncode == 0 and not r.stdout,
-          r.stdout + r.stderr)
+    dpkg_root = ppt.dpkg_install(d, out, 'split')
     check('dpkg installed the archives at /usr/.kpack, the library\'s install prefix (not /.kpack)',
           sorted(os.listdir(os.path.join(dpkg_root, 'usr', '.kpack'))) == sorted('rand_%s.kpack' % g for g in arches)
           and not os.path.exists(os.path.join(dpkg_root, '.kpack'))

@@ -103,6 +103,22 @@ def deb_listing(deb):
     return entries
 
 
+def dpkg_install(folder, deb, what):
+    """dpkg installs `deb` into a throw-away root below `folder` (checked) and
+    verifies every installed file's md5sum (checked); the root."""
+    dpkg_root = os.path.join(folder, 'root')
+    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'info'))
+    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'updates'))
+    write(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'status'), b'')
+    r = run(['dpkg', '--root=' + dpkg_root, '--force-depends', '--force-script-chrootless', '--force-not-root',
+             '--log=/dev/null', '-i', deb], text=True, timeout=300)
+    check('dpkg -i installs the %s .deb' % what, r.returncode == 0, r.stdout + r.stderr)
+    r = run(['dpkg', '--root=' + dpkg_root, '--force-not-root', '--verify'], text=True)
+    check('dpkg --verify finds every installed file\'s md5sum right', r.returncode == 0 and not r.stdout,
+          r.stdout + r.stderr)
+    return dpkg_root
+
+
 def deb_body(root):
     debs = sorted(glob.glob(os.path.join(roc.CACHE, 'librocrand1_*.deb')))
     if not check('a cached librocrand1 .deb in %s (scripts/fetch-rocm-samples)' % roc.CACHE, len(debs) == 1, debs):
@@ -143,15 +159,7 @@ def deb_body(root):
     os.unlink(os.path.join(d, data))
 
     # dpkg installs it into a throw-away root and verifies every md5sum.
-    dpkg_root = os.path.join(d, 'root')
-    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'info'))
-    os.makedirs(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'updates'))
-    write(os.path.join(dpkg_root, 'var', 'lib', 'dpkg', 'status'), b'')
-    r = run(['dpkg', '--root=' + dpkg_root, '--force-depends', '--force-script-chrootless', '--force-not-root',
-             '--log=/dev/null', '-i', pruned], text=True, timeout=300)
-    check('dpkg -i installs the pruned .deb', r.returncode == 0, r.stdout + r.stderr)
-    r = run(['dpkg', '--root=' + dpkg_root, '--force-not-root', '--verify'], text=True)
-    check('dpkg --verify finds every installed file\'s md5sum right', r.returncode == 0 and not r.stdout, r.stdout + r.stderr)
+    dpkg_root = dpkg_install(d, pruned, 'pruned')
     lib = next(p for p in glob.glob(os.path.join(dpkg_root, 'usr/lib/*/librocrand.so.*')) if not os.path.islink(p))
     theirs, ours, problem = kept_ids(lib)
     check('roc-obj-ls and offloadtool list name only %s in the installed library' % DEB_KEEP,

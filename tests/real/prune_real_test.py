@@ -27,15 +27,6 @@ from harness import OT, check, run, write  # noqa: E402
 
 COMGR_SELECT = os.environ.get('OT_COMGR_SELECT', '')
 KEEP = 'gfx90a:xnack-'
-LOADER = r'''#include <dlfcn.h>
-#include <stdio.h>
-int main(int argc, char **argv) {
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!h) { printf("dlopen: %s\n", dlerror()); return 1; }
-  printf("loaded\n");
-  return dlclose(h);
-}
-'''
 
 
 def body(root):
@@ -87,8 +78,7 @@ def body(root):
                   and lines[1].endswith(' none'), r.stdout + r.stderr)
 
     # The real HIP runtime loads it (its constructors register the fat binaries).
-    write(os.path.join(root, 'loader.c'), LOADER.encode())
-    run(['cc', 'loader.c', '-o', 'loader', '-ldl'], cwd=root, check=True)
+    harness.dlopen_loader(root)
     for what, path in (('the original', orig), ('the pruned library', pruned)):
         r = run([os.path.join(root, 'loader'), path], text=True, timeout=120)
         check('libamdhip64 (HIP runtime) dlopens %s' % what, r.returncode == 0 and r.stdout == 'loaded\n',
