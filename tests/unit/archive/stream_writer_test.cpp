@@ -111,7 +111,7 @@ TEST_CASE("stream writer: a new member takes its owner and times from another, i
     w.finish();
   }
   ::archive* r = archive_read_new();
-  archive_read_support_format_all(r);
+  archive_read_support_format_tar(r);  // (the static build's libarchive has the formats offloadtool reads, not _all)
   REQUIRE(archive_read_open_memory(r, out.data(), out.size()) == ARCHIVE_OK);
   ::archive_entry* e = nullptr;
   REQUIRE(archive_read_next_header(r, &e) == ARCHIVE_OK);
