@@ -124,16 +124,21 @@ constexpr Option kWrapper14Options[] = {
     kLibGpsize,
 };
 
+// 23's kinds; 22's are the first three (LLVM 23, PR #204168, added sycl).
 constexpr EnumValue kWrapperKinds[] = {
     {"openmp", "Wrap OpenMP binaries"},
     {"cuda", "Wrap CUDA binaries"},
     {"hip", "Wrap HIP binaries"},
+    {"sycl", "Wrap SYCL binaries"},
 };
+constexpr Option kWrapperOutput{.name = "o", .kind = Kind::String, .value_name = "file", .help = "Write output to <file>."};
+constexpr Option kWrapperTriple{.name = "triple", .kind = Kind::String, .help = "Target triple for the wrapper module"};
 
 constexpr Option kOffloadWrapper22Options[] = {
-    {.name = "kind", .kind = Kind::Enum, .help = "Wrap for offload kind:", .required = true, .values = kWrapperKinds},
-    {.name = "o", .kind = Kind::String, .value_name = "file", .help = "Write output to <file>."},
-    {.name = "triple", .kind = Kind::String, .help = "Target triple for the wrapper module"},
+    {.name = "kind", .kind = Kind::Enum, .help = "Wrap for offload kind:", .required = true,
+     .values = std::span(kWrapperKinds).first<3>()},
+    kWrapperOutput,
+    kWrapperTriple,
     kHelpAlias,
     kLibW,
     kLibNoWarn,
@@ -141,18 +146,11 @@ constexpr Option kOffloadWrapper22Options[] = {
 };
 
 // LLVM 23 (PR #204168): --kind=sycl and --relocatable.
-constexpr EnumValue kWrapper23Kinds[] = {
-    {"openmp", "Wrap OpenMP binaries"},
-    {"cuda", "Wrap CUDA binaries"},
-    {"hip", "Wrap HIP binaries"},
-    {"sycl", "Wrap SYCL binaries"},
-};
-
 constexpr Option kOffloadWrapper23WithNoWarn[] = {
-    {.name = "kind", .kind = Kind::Enum, .help = "Wrap for offload kind:", .required = true, .values = kWrapper23Kinds},
-    {.name = "o", .kind = Kind::String, .value_name = "file", .help = "Write output to <file>."},
+    {.name = "kind", .kind = Kind::Enum, .help = "Wrap for offload kind:", .required = true, .values = kWrapperKinds},
+    kWrapperOutput,
     {.name = "relocatable", .kind = Kind::Flag, .help = "Wrap for a relocatable offloading application (OpenMP only)"},
-    {.name = "triple", .kind = Kind::String, .help = "Target triple for the wrapper module"},
+    kWrapperTriple,
     kHelpAlias,
     kLibW,
     kLibNoWarn,

@@ -24,6 +24,7 @@
 // certificate table, which must then end the file, is left out).
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -101,20 +102,7 @@ class PePruner {
     check_base_relocations();
     check_directories();
     lay_out();
-    // The checksum covers the whole output: the pieces are handed over once
-    // to sum them, then again to the sink.
-    if (pe_.checksum != 0) {
-      Checksum c(pe_.checksum_offset);
-      emit([&](Bytes b) { c.add(b); });
-      patches_.put<std::uint32_t>(pe_.checksum_offset, c.value());
-    }
-    std::uint64_t written = 0;
-    emit([&](Bytes b) {
-      written += b.size();
-      sink(b);
-    });
-    report_.size_after = written;
-    return std::move(report_);
+    return write([this](const codec::Sink& out) { emit(out); }, sink);
   }
 
   // join: the kpack'd image given its device code back. No address moves:
@@ -202,13 +190,19 @@ class PePruner {
     }
     move_pointers();
     fatbin_ = &fb;
+    return write([this](const codec::Sink& out) { emit_joined(out); }, sink);
+  }
+
+  // The output `pieces` hands over, to `sink`: the checksum covers the whole
+  // output, so the pieces are handed over once to sum them, then again to the sink.
+  Report write(const std::function<void(const codec::Sink&)>& pieces, const codec::Sink& sink) {
     if (pe_.checksum != 0) {
       Checksum c(pe_.checksum_offset);
-      emit_joined([&](Bytes b) { c.add(b); });
+      pieces([&](Bytes b) { c.add(b); });
       patches_.put<std::uint32_t>(pe_.checksum_offset, c.value());
     }
     std::uint64_t written = 0;
-    emit_joined([&](Bytes b) {
+    pieces([&](Bytes b) {
       written += b.size();
       sink(b);
     });
