@@ -26,7 +26,6 @@ tree joined again. Checks:
     line naming the file (and offset), exit 1, nothing written.
 No ROCm is installed: -nogpulib -nogpuinc, as in prune_linked_test.py.
 """
-import glob
 import os
 import shutil
 import struct
@@ -265,12 +264,10 @@ def body(root):
         if base and i == 0:
             keep_and_hostile(root, base, name, rel)
 
-    debs = sorted(glob.glob(os.path.join(roc.CACHE, 'librocrand1_*.deb')))
-    if not check('a cached librocrand1 .deb in %s (scripts/fetch-rocm-samples)' % roc.CACHE, len(debs) == 1, debs):
+    unpacked = roc.unpacked_librocrand(root, 'rocrand')
+    if unpacked is None:
         return
-    tree = os.path.join(root, 'rocrand')
-    run(['dpkg-deb', '-x', debs[0], tree], check=True)
-    lib = next(p for p in glob.glob(os.path.join(tree, 'usr/lib/*/librocrand.so.*')) if not os.path.islink(p))
+    lib = unpacked[1]
     base = split_join(root, 'librocrand', lib, 'lib/librocrand.so.1', same_clang=False)
     if base:
         keep_and_hostile(root, base, 'librocrand', 'lib/librocrand.so.1')

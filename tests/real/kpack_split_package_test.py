@@ -30,7 +30,6 @@ kpack-split suites check against AMD's splitter's rules):
     a package without a HIP binary, an existing output, a package among
     several inputs.
 """
-import glob
 import hashlib
 import io
 import os
@@ -107,12 +106,12 @@ def refused(name, folder, argv, message):
 # The .deb
 
 def deb_body(root):
-    debs = sorted(glob.glob(os.path.join(roc.CACHE, 'librocrand1_*.deb')))
-    if not check('a cached librocrand1 .deb in %s (scripts/fetch-rocm-samples)' % roc.CACHE, len(debs) == 1, debs):
+    deb = roc.cached_deb('librocrand1')
+    if deb is None:
         return
     d = os.path.join(root, 'deb')
     os.makedirs(d)
-    shutil.copyfile(debs[0], os.path.join(d, 'in.deb'))
+    shutil.copyfile(deb, os.path.join(d, 'in.deb'))
     r = run([OT, 'split', 'in.deb', '-o', 'out.deb', '--name', 'rand'], cwd=d, text=True, timeout=600)
     if not check('split of librocrand1 .deb: exit 0', r.returncode == 0 and not r.stderr, r.stderr):
         return

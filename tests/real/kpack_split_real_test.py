@@ -36,13 +36,11 @@ print('loaded', flush=True)
 
 
 def body(root):
-    debs = sorted(glob.glob(os.path.join(roc.CACHE, 'librocrand1_*.deb')))
-    if not check('a cached librocrand1 .deb in %s (scripts/fetch-rocm-samples)' % roc.CACHE, len(debs) == 1, debs):
+    unpacked = roc.unpacked_librocrand(root, 'tree')
+    if unpacked is None:
         return
-    tree = os.path.join(root, 'tree')
-    run(['dpkg-deb', '-x', debs[0], tree], check=True)
-    rel = next(os.path.relpath(p, tree) for p in glob.glob(os.path.join(tree, 'usr/lib/*/librocrand.so.*'))
-               if not os.path.islink(p))
+    tree = unpacked[0]
+    rel = os.path.relpath(unpacked[1], tree)
     out = os.path.join(root, 'out')
     r = run([OT, 'split', tree, '-o', out, '--name', 'rand_lib'], text=True, timeout=600)
     if not check('split of the unpacked librocrand1: exit 0', r.returncode == 0, r.stderr):

@@ -120,13 +120,13 @@ def dpkg_install(folder, deb, what):
 
 
 def deb_body(root):
-    debs = sorted(glob.glob(os.path.join(roc.CACHE, 'librocrand1_*.deb')))
-    if not check('a cached librocrand1 .deb in %s (scripts/fetch-rocm-samples)' % roc.CACHE, len(debs) == 1, debs):
+    deb = roc.cached_deb('librocrand1')
+    if deb is None:
         return
     d = os.path.join(root, 'deb')
     os.makedirs(d)
     orig = os.path.join(d, 'in.deb')
-    shutil.copyfile(debs[0], orig)
+    shutil.copyfile(deb, orig)
     r = run([OT, 'prune', '--keep', DEB_KEEP, 'in.deb', '-o', 'out.deb'], cwd=d, text=True, timeout=600)
     if not check('prune --keep %s of librocrand1 .deb' % DEB_KEEP, r.returncode == 0 and not r.stderr, r.stderr):
         return

@@ -13,7 +13,6 @@ proven by ROCm's own clients:
   * --in-place writes the same bytes and keeps the mode.
 The package comes from scripts/fetch-rocm-samples' cache (never committed).
 """
-import glob
 import os
 import shutil
 import sys
@@ -30,12 +29,10 @@ KEEP = 'gfx90a:xnack-'
 
 
 def body(root):
-    debs = sorted(glob.glob(os.path.join(roc.CACHE, 'librocrand1_*.deb')))
-    if not check('a cached librocrand1 .deb in %s (scripts/fetch-rocm-samples)' % roc.CACHE, len(debs) == 1, debs):
+    unpacked = roc.unpacked_librocrand(root, 'tree')
+    if unpacked is None:
         return
-    tree = os.path.join(root, 'tree')
-    run(['dpkg-deb', '-x', debs[0], tree], check=True)
-    lib = next(p for p in glob.glob(os.path.join(tree, 'usr/lib/*/librocrand.so.*')) if not os.path.islink(p))
+    lib = unpacked[1]
     orig = os.path.join(root, 'librocrand.so.1')
     shutil.copyfile(lib, orig)
     pruned = os.path.join(root, 'pruned', 'librocrand.so.1')

@@ -300,11 +300,29 @@ def check_shared_object(root, pkg, rel, so):
     return theirs
 
 
-def check_package(root, pkg):
+def cached_deb(pkg):
+    """The one cached .deb of `pkg` (scripts/fetch-rocm-samples), checked to be
+    there; None when it is not."""
     debs = sorted(glob.glob(os.path.join(CACHE, pkg + '_*.deb')))
-    if not check('%s: a cached .deb in %s (scripts/fetch-rocm-samples)' % (pkg, CACHE), len(debs) == 1, debs):
+    return debs[0] if check('%s: a cached .deb in %s (scripts/fetch-rocm-samples)' % (pkg, CACHE), len(debs) == 1,
+                            debs) else None
+
+
+def unpacked_librocrand(root, folder):
+    """librocrand1's .deb unpacked (dpkg-deb -x) in root/`folder`: (the tree,
+    the path of its library, not a link), or None when the .deb is not cached."""
+    deb = cached_deb('librocrand1')
+    if deb is None:
+        return None
+    tree = os.path.join(root, folder)
+    run(['dpkg-deb', '-x', deb, tree], check=True)
+    return tree, next(p for p in glob.glob(os.path.join(tree, 'usr/lib/*/librocrand.so.*')) if not os.path.islink(p))
+
+
+def check_package(root, pkg):
+    deb = cached_deb(pkg)
+    if deb is None:
         return
-    deb = debs[0]
     tree = os.path.join(root, pkg)
     r = run(['dpkg-deb', '-x', deb, tree], text=True)
     if not check('%s: dpkg-deb -x unpacks it' % pkg, r.returncode == 0, r.stderr):
