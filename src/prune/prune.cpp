@@ -38,8 +38,14 @@ void check_not_empty(const Selection& selection, const Report& r, const std::str
 
 void check_found(const Selection& selection, const TreeReport& r, const std::string& file) {
   if (selection.allow_empty) return;
-  for (const FileReport& f : r.files)
-    if (!f.per_gpu && (!f.report.entries.empty() || f.action != FileAction::Copy)) return;  // per-GPU files hold none
+  bool unmatched = false;  // files whose device entries are all for other targets
+  for (const FileReport& f : r.files) {
+    unmatched = unmatched || f.report.none_for_targets;
+    if (!f.per_gpu && !f.report.none_for_targets && (!f.report.entries.empty() || f.action != FileAction::Copy))
+      return;  // per-GPU files hold none
+  }
+  if (unmatched)
+    fail(file, "no device entry of any of its files would stay (--allow-empty writes them without any)");
   fail(file, "no device code found (no offload bundle, compressed bundle, offload binary, NVIDIA fatbin, bare code "
        "object or bundle section in any of its files)");
 }

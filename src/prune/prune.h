@@ -89,6 +89,10 @@ struct Report {
   std::uint64_t size_before = 0;     // bytes of the container, as given
   std::uint64_t size_after = 0;      // bytes of the pruned container
   std::vector<std::string> notes = {};  // what the user should know ("the file was not shrunk: ...")
+  // A linked file none of whose device entries is for the kept targets, in a
+  // directory or package: copied as it is (prune_tree_file), and no find for
+  // check_found.
+  bool none_for_targets = false;
   std::uint64_t dropped() const;     // entries left out
 };
 

@@ -141,7 +141,23 @@ FileOutcome prune_tree_file(const InputFile& in, const Selection& selection, con
   if (!contents::is_standalone_device_code(prefix)) {
     if (!holds_device_code(in, file)) return without_code();
     o.action = FileAction::Write;
-    o.report = prune_file(in, selection, file, sink);
+    try {
+      o.report = prune_file(in, selection, file, sink);
+    } catch (const NothingStays& e) {
+      // An object, library or executable none of whose device entries stays
+      // cannot be left out as a standalone file is (its host code is needed),
+      // and an empty fat binary is what --allow-empty asks for: it is copied as
+      // it is. CUDA 13's cuFFT holds one sm_75 cubin: a prune of a CUDA 13
+      // install for sm_90 stopped at it (seen with scripts/gpu-survey-cuda).
+      // Nothing reached the sink: the check comes before the first byte.
+      o.action = FileAction::Copy;
+      o.report = e.report();
+      for (EntryReport& entry : o.report.entries) entry.kept = true;
+      o.report.size_before = o.report.size_after = size;
+      o.report.none_for_targets = true;
+      o.report.notes.push_back(
+          "no device entry for the kept targets: copied as it is (--allow-empty writes it without any)");
+    }
     return o;
   }
   // One walk of its tables says whether it holds device code and whether all of it stays.

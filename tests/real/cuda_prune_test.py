@@ -779,6 +779,58 @@ def check_dry_run(root, pruned, expected, before):
           sizes == (a, b, a - b), sizes)
 
 
+def check_tree_none_for_targets(root):
+    """A folder of libcurand.so.10 and CUDA 13's k-nvcc13.o (an sm_80 cubin and
+    compute_80 PTX: nothing an sm_35 GPU loads) pruned --keep sm_35: the object
+    is copied as it is, with a note, and libcurand pruned by the rules (a prune
+    of a CUDA 13 install for sm_90 stopped at cuFFT 13's lone sm_75 cubin). A
+    folder of the object alone is refused; --allow-empty empties it."""
+    what = 'a folder of libcurand.so.10 and k-nvcc13.o --keep sm_35'
+    obj = os.path.join(harness.DATA, 'nvidia', 'k-nvcc13.o')
+    d = harness.Folder(root)
+    tree = d.path('in')
+    os.makedirs(tree)
+    for f in (LIBCURAND, obj):
+        shutil.copy(f, tree)
+    r = run([OT, 'prune', '--keep', 'sm_35', tree, '-o', d.path('out')], text=True, timeout=600)
+    check('%s: exit 0, nothing on stderr' % what, r.returncode == 0 and not r.stderr, (r.returncode, r.stderr))
+    out_obj, out_lib = d.path('out/k-nvcc13.o'), d.path('out/' + os.path.basename(LIBCURAND))
+    check('%s: the object is the input\'s, byte for byte' % what,
+          os.path.exists(out_obj) and harness.same_file(obj, out_obj))
+    if os.path.exists(out_lib):
+        before = fatbins(LIBCURAND)
+        want = [('sm_%d' % e['arch'], e['kind']) for fb in before for i in kept_by_rules(fb['entries'], ['sm_35'])
+                for e in [fb['entries'][i]]]
+        theirs, problem = listing(out_lib)
+        got = [(x[2], x[1]) for x in theirs]
+        check('%s: cuobjdump lists in the pruned libcurand the %d entries the rules keep' % (what, len(want)),
+              problem is None and got == want, (problem, got[:6], want[:6]))
+    else:
+        check('%s: libcurand written' % what, False)
+    r = run([OT, 'prune', '--keep', 'sm_35', '--dry-run', '--json', tree], text=True, timeout=600)
+    try:
+        rows = {os.path.basename(f['path']): f for f in json.loads(r.stdout)['files']}
+    except (ValueError, KeyError) as e:
+        rows = {}
+        check('%s --dry-run --json: JSON' % what, False, '%s %s' % (e, r.stderr))
+    row = rows.get('k-nvcc13.o', {})
+    check('%s --dry-run --json: the object copied, its 2 entries kept, the note says why' % what,
+          row.get('action') == 'copy' and [e.get('kept') for e in row.get('entries', [])] == [True, True]
+          and row.get('saved') == 0 and any('no device entry for the kept targets' in n for n in row.get('notes', [])),
+          row)
+    alone = d.path('alone')
+    os.makedirs(alone)
+    shutil.copy(obj, alone)
+    r = run([OT, 'prune', '--keep', 'sm_35', alone, '-o', d.path('alone-out')], text=True)
+    check('a folder of k-nvcc13.o alone --keep sm_35: exit 1, one line, nothing written',
+          r.returncode == 1 and r.stderr.count('\n') == 1 and 'no device entry of any of its files would stay'
+          in r.stderr and not os.path.exists(d.path('alone-out')), (r.returncode, r.stderr))
+    r = run([OT, 'prune', '--keep', 'sm_35', '--allow-empty', alone, '-o', d.path('empty-out')], text=True)
+    said, err = cuobjdump_says_nothing(d.path('empty-out/k-nvcc13.o')) if r.returncode == 0 else (['not run'], '')
+    check('a folder of k-nvcc13.o alone --keep sm_35 --allow-empty: the object written without device code '
+          '(cuobjdump -all lists nothing)', r.returncode == 0 and not said, (r.returncode, r.stderr, said, err))
+
+
 # ---------------------------------------------------------------------------
 
 def cases(root):
@@ -787,6 +839,7 @@ def cases(root):
         got = check_linked(root, name, path, keep, about)
         if name == 'libcublas.so.11' and got:
             check_dry_run(root, *got)
+    check_tree_none_for_targets(root)
     for x in DIFFERENCES:
         print('NOTE', x)
     print('%d recorded differences (DIFFERENCES in %s)' % (len(DIFFERENCES), os.path.basename(__file__)))

@@ -201,9 +201,13 @@ def in_cuobjdump_order(entries, all_fatbins):
 
 
 def cuobjdump_arch(entry):
-    """What cuobjdump 11.8 calls our entry's target: sm_XX for cubins and PTX."""
+    """What cuobjdump calls our entry's target: sm_XX for cubins and PTX, an
+    arch-specific one sm_XXa; a family-specific one (sm_100f) by its SM alone,
+    as cuobjdump 13.0 lists the cuDNN/cuBLAS 13 libraries (seen on an H200 with
+    scripts/gpu-survey-cuda; 11.8 predates family targets)."""
     t = entry.get('target') or ''
-    return 'sm_' + t[len('compute_'):] if t.startswith('compute_') else t
+    t = 'sm_' + t[len('compute_'):] if t.startswith('compute_') else t
+    return t[:-1] if t.endswith('f') else t
 
 
 def fatbin_headers(path):
