@@ -34,7 +34,11 @@ What is checked:
     them): extracted cubins are the inputs/ files byte for byte (LZ4 and zstd
     ones decompressed), extracted PTX is describe.py's ptx_as_stored(input)
     without its NUL; list shows the targets, offsets, sizes, compression and
-    uncompressed sizes expected.txt records (describe.py's own reading).
+    uncompressed sizes expected.txt records (describe.py's own reading);
+    against cuobjdump 13.0's recorded output (cuobjdump13.txt): its listing
+    entry for entry, with and without -all, its extracted files' names and
+    bytes (an sm_100f cubin is named sm_100), and prune --keep sm_80 /
+    compute_80 of the objects keeps what nvprune 13.0 -arch keeps.
  5. `offloadtool compat select`: the entry NVIDIA's documented rules give
     (see COMPAT below, with the sources).
 
@@ -65,6 +69,7 @@ What cuobjdump 11.8 does, as these files show it (and so what is compared):
 
 Nothing is skipped: a missing package, tool or file is a failing test.
 """
+import hashlib
 import json
 import os
 import re
@@ -664,6 +669,73 @@ def check_fixtures(root):
     check_compat_fixture()
 
 
+def recorded_cuobjdump13():
+    """tests/data/nvidia/cuobjdump13.txt (cuobjdump and nvprune 13.0 on the
+    fixtures): ({(fixture, all_fatbins): [(kind, arch)]}, {fixture: {extracted
+    file name: sha256}}, {(target, fixture): [(kind, arch)] of nvprune's output})."""
+    listings, extracted, pruned = {}, {}, {}
+    current = None
+    for line in open(os.path.join(NVDATA, 'cuobjdump13.txt')):
+        line = line.rstrip('\n')
+        m = re.match(r'^== cuobjdump (-all )?\s*-lelf -lptx (\S+)$', line)
+        n = re.match(r'^== nvprune -arch (\S+) (\S+)$', line)
+        x = re.match(r'^-- (\S+)$', line)
+        entry = LIST_LINE.match(line)
+        digest = re.match(r'^([0-9a-f]{64})  (\S+)$', line)
+        if m:
+            current = listings.setdefault((m.group(2), bool(m.group(1))), [])
+        elif n:
+            current = pruned.setdefault((n.group(1), n.group(2)), [])
+        elif x:
+            current = extracted.setdefault(x.group(1), {})
+        elif line.startswith('== exit'):
+            current = current if current is not None and any(current is v for v in pruned.values()) else None
+        elif line.startswith('=='):
+            current = None
+        elif entry and isinstance(current, list):
+            current.append(('cubin' if entry.group(1) == 'ELF' else 'ptx', entry.group(5)))
+        elif digest and isinstance(current, dict):
+            current[digest.group(2)] = digest.group(1)
+    return listings, extracted, pruned
+
+
+def check_cuobjdump13(root):
+    """The fixtures against what cuobjdump 13.0 lists and extracts
+    (tests/data/nvidia/cuobjdump13.txt): the same entries in its order, its
+    names (an sm_100f cubin is <stem>.<n>.sm_100.cubin, compute_90a PTX
+    <stem>.<n>.sm_90a.ptx), the same bytes; and prune --keep sm_80 /
+    compute_80 of the objects keeps what nvprune 13.0 -arch sm_80 /
+    compute_80 keeps (read back with this test's own fatbin reader)."""
+    listings, extracted, pruned = recorded_cuobjdump13()
+    check('cuobjdump13.txt: listings of the 5 fixtures, with and without -all, their extractions and 4 nvprune runs',
+          len(listings) == 10 and len(extracted) == 5 and len(pruned) == 6, (len(listings), len(extracted), len(pruned)))
+    for (name, all_fatbins), theirs in sorted(listings.items()):
+        path = os.path.join(NVDATA, name)
+        how = 'cuobjdump 13.0 %s-lelf -lptx %s' % ('-all ' if all_fatbins else '', name)
+        listing, problem = list_json(path)
+        if not check('%s: offloadtool list --json runs' % how, problem is None, problem):
+            continue
+        mine = in_cuobjdump_order(listing['entries'], all_fatbins)
+        got = [(e['kind'], cuobjdump_arch(e)) for e in mine]
+        check('%s: the same entries, kind and arch, in its order (%d)' % (how, len(theirs)),
+              got == theirs, 'ours %s\ntheirs %s' % (got, theirs))
+    for name, files in sorted(extracted.items()):
+        out = harness.Folder(root)
+        r = run([OT, 'unbundle', os.path.join(NVDATA, name), '--extract-dir', out.dir], text=True)
+        ours = {n: hashlib.sha256(harness.read(out.path(n))).hexdigest() for n in out.names()}
+        check('cuobjdump 13.0 -all -xelf all -xptx all %s: unbundle --extract-dir writes its %d files, by its names, '
+              'with its bytes' % (name, len(files)), r.returncode == 0 and ours == files,
+              'ours %s\ntheirs %s\n%s' % (sorted(ours), sorted(files), r.stderr))
+    for (target, name), theirs in sorted(pruned.items()):
+        if target == 'sm_90':
+            continue  # nvprune matches names: it strips everything (cuda_prune_test.py's DIFFERENCES)
+        out = os.path.join(harness.Folder(root).dir, 'p.o')
+        r = run([OT, 'prune', '--keep', target, os.path.join(NVDATA, name), '-o', out], text=True)
+        got = [(t['kind'], 'sm_' + t['target'].split('_')[1]) for t in fatbin_headers(out)] if r.returncode == 0 else None
+        check('prune --keep %s %s: the entries nvprune 13.0 -arch %s keeps (%s)' % (target, name, target, theirs),
+              got == theirs, (got, r.stderr))
+
+
 # ---------------------------------------------------------------------------
 # 5. compat select
 
@@ -752,6 +824,7 @@ def cases(root):
     k, k_rdc = check_clang_objects(root)
     check_fatbinary_probes(root, k, k_rdc)
     check_fixtures(root)
+    check_cuobjdump13(root)
     for d in DIFFERENCES:
         print('NOTE', d)
     print('%d recorded differences (DIFFERENCES in %s)' % (len(DIFFERENCES), os.path.basename(__file__)))
