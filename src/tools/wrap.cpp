@@ -18,7 +18,7 @@ struct WrapOptions {
   std::string kind = "openmp", triple, output, scheme = "llvm19";
   std::string entries;  // empty: the impersonated release's entry ABI
   std::vector<std::string> images, archs;
-  bool compress = false;
+  bool compress = false, relocatable = false;
   int level = 3;
 };
 
@@ -36,7 +36,12 @@ int wrap_images(const WrapOptions& w, target::LlvmRelease release) {
   o.entries = entry_abi(w.entries, release);
   o.compress = w.compress;
   o.compression_level = w.level;
+  o.relocatable = w.relocatable;
   wrap::host_target(w.triple);  // an unsupported triple is reported before any input is read
+  if (w.relocatable && (o.kind != wrap::Kind::OpenMP || o.scheme != wrap::OpenMPScheme::Llvm19))
+    fail("", "--relocatable applies to OpenMP images in .llvm.offloading (--kind openmp, --scheme llvm19)");
+  if (o.kind == wrap::Kind::Sycl && w.images.size() != 1)
+    fail(w.images[1], "SYCL wraps exactly one image; {} files were given", w.images.size());
   if (!w.archs.empty() && w.archs.size() != w.images.size())
     fail("", "{} --offload-arch values for {} images: give one per image or none", w.archs.size(), w.images.size());
   for (std::size_t i = 0; i < w.images.size(); ++i)
@@ -60,9 +65,12 @@ cli::AppletBody define_wrap(CLI::App& app) {
       "          the host's entry table (--entries).\n"
       "  hip:    one offload bundle, or device code objects with one --offload-arch each (bundled\n"
       "          here, 4096-aligned), registered with __hipRegisterFatBinary.\n"
+      "  sycl:   one image (SPIR-V, an OffloadBinary: any bytes) in .llvm.offloading, registered with\n"
+      "          __sycl_register_lib(image, size) and unregistered with __sycl_unregister_lib, as\n"
+      "          llvm-offload-wrapper 23 does.\n"
       "Hosts: x86_64 (ELF; COFF for *-windows-msvc and *-windows-gnu), aarch64 and powerpc64le (ELF).");
-  app.add_option("--kind", o->kind, "offload kind: openmp, cuda or hip (default openmp)")
-      ->check(CLI::IsMember({"openmp", "cuda", "hip"}));
+  app.add_option("--kind", o->kind, "offload kind: openmp, cuda, hip or sycl (default openmp)")
+      ->check(CLI::IsMember({"openmp", "cuda", "hip", "sycl"}));
   app.add_option("--target,--host-triple", o->triple, "host target triple of the object")->required();
   app.add_option("--offload-arch", o->archs,
                  "target ID of each image, in image order (repeat once per image, or not at all)")
@@ -73,13 +81,17 @@ cli::AppletBody define_wrap(CLI::App& app) {
                  "where the host's offload entries are and their layout: per-kind-32 (32-byte entries in\n"
                  "<kind>_offloading_entries: clang 19) or unified-56 (56-byte entries in llvm_offload_entries,\n"
                  "filtered by kind: clang 21+); default: the LLVM release impersonated (19: per-kind-32,\n"
-                 "22: unified-56); llvm19 and llvm20 are older names of the two")
+                 "22 and 23: unified-56); llvm19 and llvm20 are older names of the two")
       ->check(CLI::IsMember({"per-kind-32", "unified-56", "llvm19", "llvm20"}));
+  app.add_flag("--relocatable", o->relocatable,
+               "OpenMP: the images in .llvm.offloading.relocatable, for a program linked later with\n"
+               "ld -r (as llvm-offload-wrapper 23 --relocatable)");
   app.add_flag("--compress", o->compress, "HIP: compress the offload bundle built from device images (CCOB, zstd)");
   app.add_option("--compression-level", o->level, "zstd level for --compress (default 3, as LLVM)")
       ->check(CLI::Range(-7, 22));
   app.add_option("-o,--output", o->output, "output object file")->required();
-  app.add_option("images", o->images, "device images (OpenMP), or the fat binary (CUDA, HIP)")->required();
+  app.add_option("images", o->images, "device images (OpenMP), the fat binary (CUDA, HIP) or the image (SYCL)")
+      ->required();
   return [o](const cli::Invocation& inv) { return wrap_images(*o, inv.release); };
 }
 

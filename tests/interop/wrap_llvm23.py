@@ -67,6 +67,14 @@ def llvm23(name, kind, triple, inputs, extra=()):
     return S.path(f"{name}.o")
 
 
+def native(name, kind, triple, inputs, extra=()):
+    """offloadtool's own applet: `offloadtool wrap --kind K --target T` (the same
+    objects as the LLVM 23 personality, by its own command line)."""
+    r = S.run([OT, "wrap", "--kind", kind, "--target", triple, "-o", f"{name}.o"] + list(extra) + inputs)
+    check(f"{name}: offloadtool wrap --kind {kind} exits 0 silently", r.returncode == 0 and not r.stderr, r.stderr)
+    return S.path(f"{name}.o")
+
+
 def elf_sections(path):
     """{name: (type, flags, alignment, size)} from llvm-readelf -S."""
     out = S.run([f"{B23}/llvm-readelf", "-S", "--wide", path]).stdout
@@ -185,6 +193,14 @@ def sycl_cases(linkers):
             tag = f"sycl-{arch}-{name}"
             objs = {"ours": ours(f"ours-{tag}", "sycl", triple, inputs),
                     "llvm23": llvm23(f"llvm23-{tag}", "sycl", triple, inputs)}
+            if len(inputs) == 1 and name != "empty":
+                objs["native"] = native(f"native-{tag}", "sycl", triple, inputs)
+            else:  # LLVM 23 wraps the first input, empty or not, and ignores the others: the native applet refuses
+                r = S.run([OT, "wrap", "--kind", "sycl", "--target", triple, "-o", f"native-{tag}.o"] + inputs)
+                said = "device image is empty" if name == "empty" else "exactly one image"
+                check(f"{tag}: offloadtool wrap --kind sycl refuses it ({said}), one line, nothing written",
+                      r.returncode == 1 and r.stderr.count("\n") == 1 and said in r.stderr
+                      and not os.path.exists(S.path(f"native-{tag}.o")), r.stderr)
             secs = {k: elf_sections(v) for k, v in objs.items()}
             check(f"{tag}: the sections of 23's object", alloc_names(secs["ours"]) == alloc_names(secs["llvm23"]),
                   f"ours {alloc_names(secs['ours'])}\nLLVM {alloc_names(secs['llvm23'])}")
@@ -204,6 +220,8 @@ def sycl_cases(linkers):
                                        [os.path.join(HERE, "wrap_sycl_stub_runtime.c"), obj], env)
                         for k, obj in objs.items()}
                 same(f"{tag} ({lname})", outs["ours"], outs["llvm23"], sycl_expected(read(S.path(inputs[0]))))
+                if "native" in outs:
+                    same(f"{tag} offloadtool wrap ({lname})", outs["native"], outs["llvm23"])
 
 
 def relocatable_cases(linkers):
@@ -213,7 +231,8 @@ def relocatable_cases(linkers):
     check("llvm-offload-binary 23 makes an OpenMP OffloadBinary", r.returncode == 0, r.stderr)
     triple = "x86_64-unknown-linux-gnu"
     objs = {"ours": ours("ours-omp-rel", "openmp", triple, ["omp.bin"], ["--relocatable"]),
-            "llvm23": llvm23("llvm23-omp-rel", "openmp", triple, ["omp.bin"], ["--relocatable"])}
+            "llvm23": llvm23("llvm23-omp-rel", "openmp", triple, ["omp.bin"], ["--relocatable"]),
+            "native": native("native-omp-rel", "openmp", triple, ["omp.bin"], ["--relocatable"])}
     secs = {k: elf_sections(v) for k, v in objs.items()}
     sec = ".llvm.offloading.relocatable"
     check(f"OpenMP --relocatable: {sec} as in 23's object (type, flags, alignment, size)",
@@ -245,6 +264,7 @@ def relocatable_cases(linkers):
             outs[k] = run_program(f"omp-rel-{k}-{lname}", "gcc", None, lflags, [merged],
                                   {"WRAP_EXPECT_IMAGES": S.path("omp.img")})
         same(f"OpenMP --relocatable ({lname})", outs.get("ours"), outs.get("llvm23"), want)
+        same(f"OpenMP --relocatable, offloadtool wrap ({lname})", outs.get("native"), outs.get("llvm23"))
 
 
 def coff_cases():
