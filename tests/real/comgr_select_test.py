@@ -24,18 +24,17 @@ Where the two differ in a way we know and mean, the difference is recorded
 (a passing check whose name says what differs and why, printed on every
 run): DIFFERENCES below. Any other difference fails.
 """
-import glob
 import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import OT, check, run  # noqa: E402
+import roc_obj_test as roc  # noqa: E402  (the package cache)
 
-CACHE = os.path.abspath(os.environ.get('OT_SAMPLES_CACHE') or
-                        os.path.join(os.path.expanduser('~'), '.cache', 'offloadtool', 'debs'))
 COMGR_SELECT = os.environ.get('OT_COMGR_SELECT', '')
 LLC = harness.llvm('llc')
 ISA_PREFIX = 'amdgcn-amd-amdhsa--'
@@ -140,12 +139,10 @@ def hand_made(root):
 def librocrand_bundles(root):
     """[(name, path, bundle offset, bundle size)] of each bundle of
     librocrand.so.1.1's .hip_fatbin (found by compat select's listing)."""
-    debs = sorted(glob.glob(os.path.join(CACHE, 'librocrand1_*.deb')))
-    if not check('librocrand1: a cached .deb in %s (scripts/fetch-rocm-samples)' % CACHE, len(debs) == 1, debs):
+    unpacked = roc.unpacked_librocrand(root, 'librocrand1')
+    if unpacked is None:
         return []
-    tree = os.path.join(root, 'librocrand1')
-    run(['dpkg-deb', '-x', debs[0], tree], check=True)
-    so = os.path.join(tree, 'usr', 'lib', 'x86_64-linux-gnu', 'librocrand.so.1.1')
+    so = unpacked[1]
     r = run([OT, 'compat', 'select', '--json', so, '--target', 'gfx906:sramecc-:xnack-'], text=True)
     got = json.loads(r.stdout) if r.stdout else {}
     spans = {}
