@@ -1,5 +1,5 @@
 """split of a HIP library whose bundles are CCOBs (clang --offload-compress;
-ROCm 6.x libraries ship them) keeps memory flat (issue 33): a 25 KB library
+ROCm 6.x libraries ship them) keeps memory flat (issue 33): a 128 KB library
 holding two compressed bundles that decompress to 1.1 GiB (three 192 MiB code
 objects each) is split under an address-space limit of 512 MiB, with
 `--compress none` and `--compress zstd`, and within a resident budget. (It
@@ -169,7 +169,7 @@ def body(root):
     # Flat, not small: the frame's 128 MiB window in the decoder.
     budget = harness.resident_budget_kib(224)
     for scheme in ('none', 'zstd'):
-        what = 'split --compress %s of a 25 KB library of two CCOBs holding 1.1 GiB' % scheme
+        what = 'split --compress %s of a 128 KB library of two CCOBs holding 1.1 GiB' % scheme
         out = 'out-' + scheme
         argv = [OT, 'split', '--compress', scheme, 'libbig.so', '-o', out]
         if not sanitized:  # (AddressSanitizer reserves terabytes of address space)
