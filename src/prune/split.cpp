@@ -104,10 +104,23 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
     if (span.compressed) {
       // Decoded in pieces (the codec's buffers and the frame's window), its
       // hash beside, onto the end of the scratch file; its table read back.
+      const Bytes data = blob.subspan(span.offset, span.size);
+      // Refused from its first bytes when they are no binary bundle, before
+      // a declared size of GiBs is written out. (A header or data that does
+      // not decode, or decodes short: the whole decode reports it.)
+      bool binary = true;
+      try {
+        const formats::CcobHeader h = formats::read_ccob_header(data, file);
+        const std::vector<std::byte> head = codec::decompress_head(h.method, formats::ccob_payload(data, h),
+                                                                   h.uncompressed_size, formats::kBundleMagic.size());
+        binary = head.size() < formats::kBundleMagic.size() || formats::has_binary_bundle_magic(head);
+      } catch (const Error&) {
+      }
+      if (!binary) fail_at({file, at}, "the compressed bundle holds no binary offload bundle");
       decoded = scratch();
       base = decoded->file.written();
       compress::DecodedCcob d = compress::decode_ccob(
-          blob.subspan(span.offset, span.size), file, at, [&](Bytes piece) { decoded->file.write(piece); }, true,
+          data, file, at, [&](Bytes piece) { decoded->file.write(piece); }, true,
           [&](std::uint64_t n) { in->release(at, n); });
       if (!d.hash_matches()) throw compress::hash_mismatch_error(d, file, at);
       decoded->reader = decoded->file.read_back(file + " (decompressed bundles)");

@@ -149,7 +149,36 @@ def sha256_file(path):
             h.update(b)
 
 
+def bomb():
+    """A CCOB (v2, zstd) declaring 3 GiB of 'A's (RLE blocks): no bundle."""
+    size = 3 << 30
+    frame = struct.pack('<I', 0xFD2FB528) + bytes([0xC0, (27 - 10) << 3]) + struct.pack('<Q', size)
+    left = size
+    while left:
+        k = min(1 << 17, left)
+        left -= k
+        frame += struct.pack('<I', (left == 0) | (1 << 1) | (k << 3))[:3] + b'A'
+    return b'CCOB' + struct.pack('<HHIIQ', 2, 1, 24 + len(frame), size, 0) + frame
+
+
+def refused(root):
+    """A library whose CCOB declares 3 GiB of no bundle is refused from its
+    first bytes: one line, no output, no 3 GiB scratch file written first."""
+    d = harness.Folder(root, files={'b0.ccob': bomb(), 'b1.ccob': bomb(), 'big.s': ASM.encode()})
+    r = harness.run([harness.CLANG, '-shared', '-fPIC', '-nostdlib', '-o', 'libbomb.so', 'big.s'], cwd=d.dir)
+    check('the bomb library links', r.returncode == 0, r.stderr)
+    rc, kib = harness.peak_resident_kib([OT, 'split', 'libbomb.so', '-o', 'out'], cwd=d.dir)
+    r = harness.run([OT, 'split', 'libbomb.so', '-o', 'out'], cwd=d.dir, env={'TMPDIR': d.dir}, timeout=60)
+    want = 'offloadtool split: error: libbomb.so: the compressed bundle holds no binary offload bundle, at offset 0x1000\n'
+    check('split of a library whose CCOB declares 3 GiB of no bundle: refused with one line',
+          r.returncode == 1 and r.stderr.decode() == want, 'rc=%s\n%s' % (r.returncode, r.stderr.decode()))
+    check('... nothing written', sorted(os.listdir(d.dir)) == ['b0.ccob', 'b1.ccob', 'big.s', 'libbomb.so'],
+          str(sorted(os.listdir(d.dir))))
+    check('... within 64 MiB of the start', rc == 1 and kib <= harness.resident_budget_kib(64), '%d KiB' % kib)
+
+
 def body(root):
+    refused(root)
     d = harness.Folder(root, files={'b0.ccob': ccob(0), 'b1.ccob': ccob(1), 'big.s': ASM.encode()})
     r = harness.run([harness.CLANG, '-shared', '-fPIC', '-nostdlib', '-o', 'libbig.so', 'big.s'], cwd=d.dir)
     check('the library links', r.returncode == 0, r.stderr)
