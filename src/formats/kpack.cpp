@@ -329,6 +329,24 @@ std::vector<std::byte> kpack_compress(Bytes code_object) {
   return out;
 }
 
+void kpack_compress(Bytes code_object, const codec::Sink& sink, const std::function<void(std::uint64_t)>& consumed) {
+  // ZSTD_compress's parameters (level 3; long-distance matching left to the
+  // level, which has none), its bytes read in place: codec::Compressor's
+  // stable input makes the frame ZSTD_compress2's over the whole of them,
+  // which for these parameters is ZSTD_compress's (tests/unit/formats/kpack_test).
+  codec::Params params;
+  params.level = kKpackZstdLevel;
+  params.long_distance = false;
+  codec::Compressor c(params, code_object.size(), sink, codec::Compressor::Input::Stable);
+  constexpr std::uint64_t kPiece = 4u << 20;
+  for (std::uint64_t at = 0; at < code_object.size(); at += kPiece) {
+    const std::uint64_t n = std::min<std::uint64_t>(kPiece, code_object.size() - at);
+    c.write(code_object.subspan(at, n));
+    if (consumed && at + n > c.window_size()) consumed(at + n - c.window_size());
+  }
+  c.finish();
+}
+
 namespace {
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
@@ -338,46 +356,30 @@ void pack_str(Packer& p, std::string_view s) {
   p.pack_str_body(s.data(), static_cast<std::uint32_t>(s.size()));
 }
 
-}  // namespace
-
-void write_kpack(const KpackArchive& a, std::span<const Bytes> stored, const KpackOut& out) {
+// The kernels' ordinals must be 0..N-1, N the number of blobs.
+void check_ordinals(const KpackArchive& a, std::size_t blobs) {
   const std::size_t n = a.kernels.size();
-  if (stored.size() != n) fail("", "{} stored blobs for {} kernels", stored.size(), n);
+  if (blobs != n) fail("", "{} stored blobs for {} kernels", blobs, n);
   std::vector<bool> seen(n);
   for (const KpackKernel& k : a.kernels) {
     if (k.ordinal >= n || seen[k.ordinal]) fail("", "kernel ordinals are not 0..{}", n - 1);
     seen[k.ordinal] = true;
   }
-  const bool zstd = a.scheme == KpackScheme::ZstdPerKernel;
-  // Where the blobs (or frames) go: the blob area in ordinal order after the
-  // header and padding, the TOC right after it.
-  std::vector<Span> spans(n);
-  std::uint64_t at = kKpackBlobStart + (zstd ? 4 : 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (zstd && stored[i].size() > UINT32_MAX) fail("", "a zstd frame of {} bytes (more than a u32 holds)", stored[i].size());
-    at += zstd ? 4 : 0;
-    spans[i] = {at, stored[i].size()};
-    at += stored[i].size();
-  }
-  const std::uint64_t area_end = at;
+}
+
+// The 64 bytes before the blob area, for a TOC at `toc_offset`.
+std::array<std::byte, kKpackBlobStart> kpack_header(std::uint64_t toc_offset) {
   std::array<std::byte, kKpackBlobStart> header{};
   std::memcpy(header.data(), kKpackMagic.data(), 4);
   store_le<std::uint32_t>(header.data() + 4, kKpackVersion);
-  store_le<std::uint64_t>(header.data() + 8, area_end);
-  out(header, false);
-  std::array<std::byte, 4> u32{};
-  if (zstd) {
-    store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(n));
-    out(u32, false);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (zstd) {
-      store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(stored[i].size()));
-      out(u32, false);
-    }
-    out(stored[i], true);
-  }
+  store_le<std::uint64_t>(header.data() + 8, toc_offset);
+  return header;
+}
 
+// The TOC of `a` whose blobs (scheme none: in ordinal order) lie at `spans`,
+// the blob area ending at `area_end` (where the TOC starts).
+void write_toc(const KpackArchive& a, std::span<const Span> spans, std::uint64_t area_end, const KpackOut& out) {
+  const bool zstd = a.scheme == KpackScheme::ZstdPerKernel;
   // The TOC, in AMD's writer's key order (kpack.py).
   msgpack::sbuffer buf;
   Packer p(buf);
@@ -433,7 +435,7 @@ void write_kpack(const KpackArchive& a, std::span<const Bytes> stored, const Kpa
     p.pack_uint64(area_end - kKpackBlobStart);
   } else {
     pack_str(p, "blobs");
-    p.pack_array(static_cast<std::uint32_t>(n));
+    p.pack_array(static_cast<std::uint32_t>(spans.size()));
     for (const Span& s : spans) {
       p.pack_map(2);
       pack_str(p, "offset");
@@ -443,6 +445,71 @@ void write_kpack(const KpackArchive& a, std::span<const Bytes> stored, const Kpa
     }
   }
   out(Bytes(reinterpret_cast<const std::byte*>(buf.data()), buf.size()), false);
+}
+
+}  // namespace
+
+void write_kpack(const KpackArchive& a, std::span<const Bytes> stored, const KpackOut& out) {
+  check_ordinals(a, stored.size());
+  const std::size_t n = a.kernels.size();
+  const bool zstd = a.scheme == KpackScheme::ZstdPerKernel;
+  // Where the blobs (or frames) go: the blob area in ordinal order after the
+  // header and padding, the TOC right after it.
+  std::vector<Span> spans(n);
+  std::uint64_t at = kKpackBlobStart + (zstd ? 4 : 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (zstd && stored[i].size() > UINT32_MAX) fail("", "a zstd frame of {} bytes (more than a u32 holds)", stored[i].size());
+    at += zstd ? 4 : 0;
+    spans[i] = {at, stored[i].size()};
+    at += stored[i].size();
+  }
+  const std::uint64_t area_end = at;
+  out(kpack_header(area_end), false);
+  std::array<std::byte, 4> u32{};
+  if (zstd) {
+    store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(n));
+    out(u32, false);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (zstd) {
+      store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(stored[i].size()));
+      out(u32, false);
+    }
+    out(stored[i], true);
+  }
+  write_toc(a, spans, area_end, out);
+}
+
+void write_kpack(const KpackArchive& a, const KpackBlob& blob, const KpackOut& out, const KpackPatch& patch) {
+  check_ordinals(a, a.kernels.size());
+  const std::size_t n = a.kernels.size();
+  const bool zstd = a.scheme == KpackScheme::ZstdPerKernel;
+  out(kpack_header(0), false);  // its TOC offset once the blobs are written
+  std::array<std::byte, 4> u32{};
+  std::uint64_t at = kKpackBlobStart;
+  if (zstd) {
+    store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(n));
+    out(u32, false);
+    at += 4;
+  }
+  std::vector<Span> spans(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t size_field = at;
+    if (zstd) {
+      out(std::array<std::byte, 4>{}, false);  // its size once the frame is written
+      at += 4;
+    }
+    const std::uint64_t size = blob(i);
+    if (zstd && size > UINT32_MAX) fail("", "a zstd frame of {} bytes (more than a u32 holds)", size);
+    if (zstd) {
+      store_le<std::uint32_t>(u32.data(), static_cast<std::uint32_t>(size));
+      patch(size_field, u32);
+    }
+    spans[i] = {at, size};
+    at += size;
+  }
+  write_toc(a, spans, at, out);
+  patch(0, kpack_header(at));
 }
 
 std::vector<std::byte> write_kpack(const KpackArchive& a, std::span<const Bytes> stored) {

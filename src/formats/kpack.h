@@ -114,6 +114,12 @@ std::vector<std::byte> kpack_code_object(KpackScheme scheme, const KpackKernel& 
 // One zstd frame of `code_object` as AMD's writer makes it (python-zstandard's
 // one-shot compress at level 3: content size in the header, no checksum).
 std::vector<std::byte> kpack_compress(Bytes code_object);
+// The same frame, handed to `sink` in pieces as it is made, `code_object`
+// read in place (it may be a file mapping): `consumed(n)` says that its first
+// n bytes are read no more (the compressor's window lies past them), so that
+// their pages may be dropped from memory.
+void kpack_compress(Bytes code_object, const std::function<void(Bytes)>& sink,
+                    const std::function<void(std::uint64_t)>& consumed);
 
 // The archive holding `a`'s kernels, whose `stored[ordinal]` are the stored
 // bytes (code objects, or frames from kpack_compress): header, blob area and
@@ -128,6 +134,16 @@ std::vector<std::byte> write_kpack(const KpackArchive& a, std::span<const Bytes>
 // before the first piece.
 using KpackOut = std::function<void(Bytes bytes, bool is_stored)>;
 void write_kpack(const KpackArchive& a, std::span<const Bytes> stored, const KpackOut& out);
+// The same with blobs too large to hold (split's: code objects copied by the
+// kernel, frames compressed straight into the file, whose sizes are known
+// only once written): `blob(ordinal)` writes the stored bytes of that kernel
+// itself, in ordinal order, where `out` writes (after the frame's size field
+// for zstd-per-kernel), and returns how many. The header's TOC offset and a
+// frame's size field go to `out` as zeros first, then to `patch` at their
+// offsets in the file once known. The bytes are the other write_kpack's.
+using KpackBlob = std::function<std::uint64_t(std::size_t ordinal)>;
+using KpackPatch = std::function<void(std::uint64_t offset, Bytes bytes)>;
+void write_kpack(const KpackArchive& a, const KpackBlob& blob, const KpackOut& out, const KpackPatch& patch);
 
 // ---- The marker ---------------------------------------------------------------
 

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -40,16 +39,28 @@ using E = elf::Elf64LE;
 // objects are never resident.
 constexpr std::uint64_t kCopyThreshold = 16u << 10;
 
+// The CCOB bundles of the binaries split, decoded one after another into one
+// unlinked scratch file beside the output (gone with its last descriptor, on
+// any exit), which is never mapped whole: the archives copy code objects from
+// it with the kernel and compress each from a mapping of its range alone.
+// Holding the decoded bundles in memory until the archives were written took
+// their whole size in resident memory and address space.
+struct Decoded {
+  explicit Decoded(const std::string& near) : file(OutputFile::scratch(near)) {}
+  OutputFile file;
+  std::shared_ptr<InputFile> reader;  // the file as decoded so far (one descriptor, renewed after each bundle)
+};
+
 struct CodeObject {
   std::string id;    // the bundle entry ID
   std::string arch;  // what follows its last "--" (AMD's extract_architecture_from_target)
   std::string key;   // the TOC binary key, "<kernel_name>#<i>", i the record registering its bundle
   std::uint64_t bundle = 0;  // the bundle of .hip_fatbin it is in
-  // Its bytes: a range of the input file (a plain bundle's entry), or owned (from a CCOB).
+  // Its bytes: a range of the input file (a plain bundle's entry), or of the decoded CCOBs.
   std::shared_ptr<InputFile> in;
+  std::shared_ptr<Decoded> decoded;
   std::uint64_t off = 0, size = 0;
-  std::shared_ptr<const std::vector<std::byte>> owned;
-  Bytes bytes() const { return owned ? Bytes(*owned).subspan(off, size) : in->bytes().subspan(off, size); }
+  const InputFile& file() const { return decoded ? *decoded->reader : *in; }
 };
 
 // The .hip_fatbin of a HIP binary to split: a linked ELF64 little-endian file
@@ -72,7 +83,8 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> hip_fatbin(const InputFil
 // Each is keyed later, per record (Splitter::file). `bundles` gets the
 // bundles' offsets in .hip_fatbin; CodeObject::bundle is the bundle's number.
 std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::uint64_t off, std::uint64_t size,
-                                     const std::string& file, std::vector<std::uint64_t>& bundles) {
+                                     const std::string& file, std::vector<std::uint64_t>& bundles,
+                                     const std::function<std::shared_ptr<Decoded>()>& scratch) {
   if (off > in->bytes().size() || size > in->bytes().size() - off)
     fail_at({file, off}, ".hip_fatbin (0x{:x} bytes) extends past the end of the file", size);
   Bytes blob = in->bytes().subspan(off, size);
@@ -86,17 +98,41 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
     bundles.push_back(span.offset);
     std::set<std::string> arches;
     std::vector<formats::BundleEntry> entries = span.entries;
-    std::shared_ptr<std::vector<std::byte>> plain;
-    std::uint64_t base = at;  // of the entries' offsets: in the file, or in `plain`
+    std::shared_ptr<Decoded> decoded;
+    std::uint64_t base = at;  // of the entries' offsets: in the file, or in the scratch file
+    std::uint64_t plain_size = 0;
     if (span.compressed) {
-      plain = std::make_shared<std::vector<std::byte>>();
-      compress::DecodedCcob d = compress::decode_ccob(blob.subspan(span.offset, span.size), file, at,
-                                                      [&](Bytes b) { plain->insert(plain->end(), b.begin(), b.end()); });
+      // Decoded in pieces (the codec's buffers and the frame's window), its
+      // hash beside, onto the end of the scratch file; its table read back.
+      const Bytes data = blob.subspan(span.offset, span.size);
+      // Refused from its first bytes when they are no binary bundle, before
+      // a declared size of GiBs is written out. (A header or data that does
+      // not decode, or decodes short: the whole decode reports it.)
+      bool binary = true;
+      try {
+        const formats::CcobHeader h = formats::read_ccob_header(data, file);
+        const std::vector<std::byte> head = codec::decompress_head(h.method, formats::ccob_payload(data, h),
+                                                                   h.uncompressed_size, formats::kBundleMagic.size());
+        binary = head.size() < formats::kBundleMagic.size() || formats::has_binary_bundle_magic(head);
+      } catch (const Error&) {
+      }
+      if (!binary) fail_at({file, at}, "the compressed bundle holds no binary offload bundle");
+      decoded = scratch();
+      base = decoded->file.written();
+      compress::DecodedCcob d = compress::decode_ccob(
+          data, file, at, [&](Bytes piece) { decoded->file.write(piece); }, true,
+          [&](std::uint64_t n) { in->release(at, n); });
       if (!d.hash_matches()) throw compress::hash_mismatch_error(d, file, at);
-      if (!formats::has_binary_bundle_magic(*plain))
+      decoded->reader = decoded->file.read_back(file + " (decompressed bundles)");
+      plain_size = decoded->file.written() - base;
+      const std::string inner = file + " (decompressed bundle at " + fmt::format("0x{:x})", at);
+      const ByteSource plain = ByteSource::unmapped(plain_size, [&](std::uint64_t o, std::byte* to, std::uint64_t len) {
+        decoded->reader->read_at(base + o, to, len);
+      });
+      std::vector<std::byte> head;
+      if (!formats::has_binary_bundle_magic(plain.prefix(formats::kBundleMagic.size(), head)))
         fail_at({file, at}, "the compressed bundle holds no binary offload bundle");
-      entries = formats::read_binary_bundle(Bytes(*plain), file + " (decompressed bundle at " + fmt::format("0x{:x})", at));
-      base = 0;
+      entries = formats::read_binary_bundle(plain, inner);
     }
     for (const formats::BundleEntry& e : entries) {
       if (e.id.starts_with("host-")) continue;
@@ -113,10 +149,10 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
       co.bundle = b;
       co.off = base + e.offset;
       co.size = e.size;
-      if (plain) {
-        if (e.offset > plain->size() || e.size > plain->size() - e.offset)
+      if (decoded) {
+        if (e.offset > plain_size || e.size > plain_size - e.offset)
           fail_at({file, at}, "bundle entry '{}' extends past the decompressed bundle", e.id);
-        co.owned = plain;
+        co.decoded = decoded;
       } else {
         co.in = in;
       }
@@ -129,7 +165,8 @@ std::vector<CodeObject> code_objects(const std::shared_ptr<InputFile>& in, std::
 
 class Splitter {
  public:
-  explicit Splitter(const SplitOptions& o) : o_(o) {
+  // `near`: the output, beside which the CCOB bundles are decoded.
+  Splitter(const SplitOptions& o, std::string near) : near_(std::move(near)), o_(o) {
     if (o_.name.empty() || o_.name.find('/') != std::string::npos || o_.name.find('@') != std::string::npos)
       fail("", "the archive name '{}' must be a non-empty file name without '/' or '@'", o_.name);
   }
@@ -144,7 +181,10 @@ class Splitter {
     if (!fatbin) return false;
     if (!held) held = InputFile::open(file);  // the code objects' bytes outlive the call
     std::vector<std::uint64_t> bundles;
-    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, file, bundles);
+    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, file, bundles, [&] {
+      if (!decoded_) decoded_ = std::make_shared<Decoded>(near_);
+      return decoded_;
+    });
     const std::string kernel = kernel_name(relative, file);
     formats::KpackRef ref;
     std::string up;
@@ -279,8 +319,6 @@ class Splitter {
       a.gfx_arch_family = arch;
       a.gfx_arches = {arch};
       a.scheme = o_.scheme;
-      std::vector<Bytes> stored;
-      std::deque<std::vector<std::byte>> frames;
       for (const CodeObject& co : cos) {
         formats::KpackKernel k;
         k.binary = co.key;
@@ -289,24 +327,32 @@ class Splitter {
         k.original_size = co.size;
         k.metadata = {{"target", co.id}, {"source_prefix", ""}};
         a.kernels.push_back(std::move(k));
-        if (o_.scheme == formats::KpackScheme::ZstdPerKernel) {
-          frames.push_back(formats::kpack_compress(co.bytes()));
-          stored.push_back(frames.back());
-        } else {
-          stored.push_back(co.bytes());
-        }
       }
       const std::string name = fmt::format("{}_{}.kpack", o_.name, arch);
       OutputFile out = open(name);
-      std::size_t n = 0;
-      formats::write_kpack(a, stored, [&](Bytes b, bool is_stored) {
-        if (!is_stored) return out.write(b);
-        const CodeObject& co = cos[n++];
-        if (o_.scheme == formats::KpackScheme::None && co.in && co.size >= kCopyThreshold)
-          out.copy_from(*co.in, co.off, co.size);
-        else
-          out.write(b);
-      });
+      // Each code object from its file, never whole in memory: copied by the
+      // kernel (small ones read and written), or compressed into the archive
+      // from a mapping of its range, whose pages go behind the compressor.
+      std::vector<std::byte> small;
+      formats::write_kpack(a, [&](std::size_t i) -> std::uint64_t {
+        const CodeObject& co = cos[i];
+        const InputFile& from = co.file();
+        if (o_.scheme == formats::KpackScheme::ZstdPerKernel) {
+          const std::uint64_t before = out.written();
+          std::unique_ptr<InputFile::Range> r = from.map_range(co.off, co.size);
+          formats::kpack_compress(r->bytes(), [&](Bytes b) { out.write(b); }, [&](std::uint64_t n) { r->release(0, n); });
+          r->release(0, co.size);
+          return out.written() - before;
+        }
+        if (co.size >= kCopyThreshold) {
+          out.copy_from(from, co.off, co.size);
+        } else {
+          small.resize(co.size);
+          from.read_at(co.off, small.data(), co.size);
+          out.write(small);
+        }
+        return co.size;
+      }, [&](Bytes b, bool) { out.write(b); }, [&](std::uint64_t at, Bytes b) { out.write_at(at, b); });
       const std::uint64_t size = out.written();
       done(name, out);
       report_.archives.push_back({kpack_dir() + "/" + name, arch, cos.size(), size});
@@ -355,6 +401,8 @@ class Splitter {
 
   std::string kpack_dir() const { return root_ && !root_->empty() ? *root_ + "/.kpack" : ".kpack"; }
 
+  std::string near_;
+  std::shared_ptr<Decoded> decoded_;  // made at the first CCOB bundle
   std::optional<std::string> root_;
   bool prefix_root_ = false;
   const SplitOptions& o_;
@@ -386,7 +434,7 @@ struct Scratch {
 
 SplitReport split(const std::vector<std::string>& inputs, const std::string& out_dir, const SplitOptions& options) {
   if (inputs.empty()) fail("", "no input to split");
-  Splitter s(options);
+  Splitter s(options, folder_path(out_dir));
   struct stat st {};
   // A package in, a package out: its HIP binaries rewritten in place, the
   // archives added as members (package.h's rewrite_package).

@@ -96,6 +96,17 @@ std::shared_ptr<InputFile> InputFile::from_fd(std::string name, int fd) {
   return f;
 }
 
+std::shared_ptr<InputFile> InputFile::unmapped_from_fd(std::string name, int fd) {
+  std::shared_ptr<InputFile> f(new InputFile());
+  f->path_ = std::move(name);
+  f->fd_ = fd;
+  struct stat st{};
+  if (fstat(fd, &st) != 0) throw_open(f->path_, errno);
+  f->size_ = static_cast<std::uint64_t>(st.st_size);
+  f->unmapped_ = true;
+  return f;
+}
+
 std::shared_ptr<InputFile> InputFile::from_memory(std::string name, std::vector<std::byte> data) {
   std::shared_ptr<InputFile> f(new InputFile());
   f->path_ = std::move(name);
@@ -142,6 +153,29 @@ void release_pages(const std::byte* base, std::uint64_t size, std::uint64_t off,
 
 void InputFile::release(std::uint64_t off, std::uint64_t len) const {
   if (mapped_) release_pages(data_, size_, off, len);
+}
+
+InputFile::Range::~Range() {
+  if (owned_) munmap(const_cast<std::byte*>(data_ - lead_), size_ + lead_);
+}
+
+void InputFile::Range::release(std::uint64_t off, std::uint64_t len) const {
+  if (!mapped_ || len == 0 || off >= size_) return;
+  len = std::min(len, size_ - off);
+  // In the mapping that starts `lead_` bytes before data_ at a page boundary
+  // (a view of a whole file's mapping: lead_ is data_'s offset in the file).
+  release_pages(data_ - lead_, size_ + lead_, lead_ + off, len);
+}
+
+std::unique_ptr<InputFile::Range> InputFile::map_range(std::uint64_t off, std::uint64_t len) const {
+  if (range_exceeds(off, len, size_))
+    fail_at({path_, off}, "0x{:x} bytes to map extend past the end of the file", len);
+  if (mapped_ || fd_ < 0 || len == 0) return std::make_unique<Range>(data_ + off, len, mapped_ ? off : 0, mapped_, false);
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t lead = off % page;
+  void* p = mmap(nullptr, lead + len, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(off - lead));
+  if (p == MAP_FAILED) fail_at({path_, off}, "cannot map 0x{:x} bytes: {}", len, errno_text(errno));
+  return std::make_unique<Range>(static_cast<const std::byte*>(p) + lead, len, lead, true, true);
 }
 
 void InputFile::map_over(std::uint64_t off, const InputFile& part) {

@@ -20,6 +20,12 @@ class InputFile {
   // (defaults to the path). Throws ot::Error("'path': <strerror>") style errors
   // through `open_error` so personalities can keep LLVM's wording.
   static std::shared_ptr<InputFile> open(const std::string& path);
+  // An open regular file (taking ownership of `fd`), shown as `name`, that
+  // is not mapped: read with read_at, copied by the kernel
+  // (OutputFile::copy_from), mapped a range at a time (map_range); bytes()
+  // is empty. For a scratch file that should not take its size in address
+  // space (split's decoded bundles).
+  static std::shared_ptr<InputFile> unmapped_from_fd(std::string name, int fd);
   // An in-memory input (decompressed data, unit tests).
   static std::shared_ptr<InputFile> from_memory(std::string name, std::vector<std::byte> data);
   // Map an open regular file (taking ownership of `fd`), shown as `name`.
@@ -30,8 +36,10 @@ class InputFile {
   ~InputFile();
 
   const std::string& path() const { return path_; }
-  Bytes bytes() const { return {data_, size_}; }
+  Bytes bytes() const { return unmapped_ ? Bytes() : Bytes(data_, size_); }
   std::uint64_t size() const { return size_; }
+  // Opened with unmapped_from_fd: bytes() is empty.
+  bool unmapped() const { return unmapped_; }
   // The descriptor of a regular file, or -1 when the data lives in memory.
   int fd() const { return fd_; }
 
@@ -45,6 +53,30 @@ class InputFile {
   // Tell the kernel the mapped pages in [off, off+len) are no longer needed,
   // so streaming a large input keeps the resident set flat.
   void release(std::uint64_t off, std::uint64_t len) const;
+
+  // [off, off+len) of the file in memory: a view of its mapping, or for a
+  // file not mapped whole (unmapped_from_fd) a mapping of that range alone,
+  // gone with the returned object.
+  class Range {
+   public:
+    // `lead` bytes before `data` the mapping starts at a page boundary;
+    // `owned`: unmapped with this object; neither mapped nor owned: memory
+    // (release() does nothing).
+    Range(const std::byte* data, std::uint64_t size, std::uint64_t lead, bool mapped, bool owned)
+        : data_(data), size_(size), lead_(lead), mapped_(mapped), owned_(owned) {}
+    Range(const Range&) = delete;
+    Range& operator=(const Range&) = delete;
+    ~Range();
+    Bytes bytes() const { return {data_, size_}; }
+    // Drop the whole pages inside [off, off+len) of bytes() from memory.
+    void release(std::uint64_t off, std::uint64_t len) const;
+
+   private:
+    const std::byte* data_;
+    std::uint64_t size_, lead_;
+    bool mapped_, owned_;
+  };
+  std::unique_ptr<Range> map_range(std::uint64_t off, std::uint64_t len) const;
 
   // Whether map_over() takes this file: a mapped regular file.
   bool mappable() const { return mapped_ && fd_ >= 0; }
@@ -62,6 +94,7 @@ class InputFile {
   std::uint64_t size_ = 0;
   int fd_ = -1;
   bool mapped_ = false;
+  bool unmapped_ = false;
   std::vector<std::byte> buffer_;
 };
 

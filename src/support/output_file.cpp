@@ -202,6 +202,14 @@ std::shared_ptr<InputFile> OutputFile::map(std::string name) {
   return InputFile::from_fd(std::move(name), fd);
 }
 
+std::shared_ptr<InputFile> OutputFile::read_back(std::string name) {
+  if (!seekable_) throw std::logic_error("OutputFile::read_back on a stream");
+  flush();
+  int fd = ::dup(fd_);
+  if (fd < 0) fail_io(errno);
+  return InputFile::unmapped_from_fd(std::move(name), fd);
+}
+
 WritableRegion::~WritableRegion() { munmap(data_ - lead_, size_ + lead_); }
 
 void WritableRegion::release_behind(std::uint64_t done, std::uint64_t keep) {
@@ -285,6 +293,16 @@ void OutputFile::copy_from(const InputFile& in, std::uint64_t off, std::uint64_t
     written_ += len - left;
     off = static_cast<std::uint64_t>(src);
     len = left;
+  }
+  if (len > 0 && in.unmapped()) {
+    std::vector<std::byte> block(std::min(len, kCopyBlock));
+    for (; len > 0;) {
+      const std::uint64_t k = std::min<std::uint64_t>(len, block.size());
+      in.read_at(off, block.data(), k);
+      write(Bytes(block).first(k));
+      off += k;
+      len -= k;
+    }
   }
   while (len > 0) {
     std::uint64_t k = std::min(len, kCopyBlock);

@@ -71,7 +71,8 @@ class OutputFile {
   // many pieces that are already in memory (a mapped input's payloads).
   void write_gather(std::span<const Bytes> pieces);
   // Copy [off, off+len) of `in` without passing it through user space where the
-  // kernel allows it (copy_file_range), else from the mapping in large blocks.
+  // kernel allows it (copy_file_range), else from the mapping in large blocks
+  // (read_at for a file that is not mapped).
   void copy_from(const InputFile& in, std::uint64_t off, std::uint64_t len);
   // The whole of `in` as this (still empty) file's contents: a reflink where
   // the file system shares extents (btrfs, XFS: FICLONE), else copy_from.
@@ -96,6 +97,9 @@ class OutputFile {
   // The file as written so far (flushed), mapped read-only and shown as `name`
   // in errors; the mapping sees later writes to the pages it covers.
   std::shared_ptr<InputFile> map(std::string name);
+  // The same, not mapped (InputFile::unmapped_from_fd): read with read_at,
+  // copied by the kernel, mapped a range at a time.
+  std::shared_ptr<InputFile> read_back(std::string name);
   // The next `size` bytes of the file, written through memory instead of
   // write(): their blocks allocated (so that writing through the mapping cannot
   // fail for want of space) and mapped shared and writable; the write position

@@ -182,6 +182,69 @@ TEST_CASE("kpack: written from AMD's inputs, the archives are AMD's byte for byt
         fixture("test_zstd.kpack"));
 }
 
+// The same archive written streaming: each blob written by the caller (the
+// frames by the streaming kpack_compress), the header's TOC offset and the
+// frame sizes patched in afterwards, as split writes it.
+std::vector<std::byte> write_streamed(const std::vector<Want>& want, KpackScheme scheme, const char* family,
+                                      std::vector<std::string> arches) {
+  KpackArchive a;
+  a.group_name = "test";
+  a.gfx_arch_family = family;
+  a.gfx_arches = std::move(arches);
+  a.scheme = scheme;
+  std::vector<const Want*> by_ordinal(want.size());
+  for (const Want& w : want) {
+    KpackKernel k;
+    k.binary = w.binary;
+    k.arch = w.arch;
+    k.ordinal = w.ordinal;
+    k.original_size = w.code.size();
+    a.kernels.push_back(k);
+    by_ordinal.at(w.ordinal) = &w;
+  }
+  std::vector<std::byte> out;
+  auto put = [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); };
+  write_kpack(a, [&](std::size_t i) -> std::uint64_t {
+    const std::size_t before = out.size();
+    if (scheme == KpackScheme::None)
+      put(by_ordinal[i]->code);
+    else
+      kpack_compress(by_ordinal[i]->code, put, [](std::uint64_t) {});
+    return out.size() - before;
+  }, [&](Bytes b, bool) { put(b); }, [&](std::uint64_t at, Bytes b) {
+    REQUIRE(at + b.size() <= out.size());
+    std::memcpy(out.data() + at, b.data(), b.size());
+  });
+  return out;
+}
+
+TEST_CASE("kpack: written streaming from AMD's inputs, the archives are AMD's byte for byte") {
+  CHECK(write_streamed(noop_kernels(), KpackScheme::None, "gfx900X", {"gfx900", "gfx906"}) == fixture("test_noop.kpack"));
+  CHECK(write_streamed(zstd_kernels(), KpackScheme::ZstdPerKernel, "gfx110X", {"gfx1100", "gfx1101"}) ==
+        fixture("test_zstd.kpack"));
+}
+
+TEST_CASE("kpack: a frame compressed streaming from its bytes in place is ZSTD_compress's, past the window") {
+  // 6 MiB (level 3's window is 2 MiB): runs of bytes from a small generator,
+  // repeating at distances inside and beyond the window.
+  std::vector<std::byte> code(6u << 20);
+  std::uint32_t x = 1;
+  for (std::size_t i = 0; i < code.size();) {
+    x = x * 1664525u + 1013904223u;
+    const std::size_t run = 1 + (x >> 24) % 64;
+    const std::size_t back = (x >> 8) % 3 == 0 && i > (3u << 20) ? (3u << 20) : 0;
+    for (std::size_t k = 0; k < run && i < code.size(); ++k, ++i)
+      code[i] = back ? code[i - back] : static_cast<std::byte>((x >> 16) & 0x1f);
+  }
+  std::vector<std::byte> streamed;
+  std::uint64_t consumed = 0;
+  kpack_compress(code, [&](Bytes b) { streamed.insert(streamed.end(), b.begin(), b.end()); },
+                 [&](std::uint64_t n) { consumed = n; });
+  CHECK(streamed == kpack_compress(code));
+  CHECK(consumed > 0);
+  CHECK(consumed < code.size());
+}
+
 TEST_CASE("kpack: headers that lie") {
   std::vector<std::byte> d = fixture("test_noop.kpack");
   CHECK(error_of(Bytes(d).first(10)) ==

@@ -257,3 +257,38 @@ TEST_CASE("skip and map_over: a scratch file with holes where other files are ma
   CHECK_THROWS_AS(view->map_over(at_b, *in_a), std::logic_error);         // past the end
   CHECK_THROWS_AS(view->map_over(at_a, *memory), std::logic_error);       // not a mapped file
 }
+
+TEST_CASE("read_back and map_range: a scratch file read without mapping it whole, ranges mapped one at a time") {
+  Folder f;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::string data(3 * page + 123, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + i * 7 % 26);
+  OutputFile s = OutputFile::scratch(f / "x");
+  s.write(data);
+  auto in = s.read_back("scratch");
+  CHECK(in->unmapped());
+  CHECK(in->size() == data.size());
+  CHECK(in->bytes().empty());  // nothing mapped
+  auto text = [](Bytes b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); };
+  // A range across page boundaries, starting inside a page.
+  auto r = in->map_range(page - 5, page + 10);
+  CHECK(text(r->bytes()) == data.substr(page - 5, page + 10));
+  r->release(0, page + 10);  // dropped, then read back from the file
+  CHECK(text(r->bytes()) == data.substr(page - 5, page + 10));
+  CHECK_THROWS_WITH(in->map_range(data.size() - 2, 3),
+                    fmt::format("scratch: 0x3 bytes to map extend past the end of the file, at offset 0x{:x}",
+                                data.size() - 2).c_str());
+  // A whole file's mapping gives views of it, which release() leaves readable.
+  put(f / "in", data);
+  auto mapped = InputFile::open(f / "in");
+  auto v = mapped->map_range(page + 1, 2 * page);
+  CHECK(v->bytes().data() == mapped->bytes().data() + page + 1);
+  v->release(0, 2 * page);
+  CHECK(text(v->bytes()) == data.substr(page + 1, 2 * page));
+  // Copied out of the unmapped file (by the kernel; read_at where it cannot).
+  OutputFile out(f / "copy");
+  out.copy_from(*in, 3, data.size() - 3);
+  out.commit();
+  std::ifstream copy(f / "copy", std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(copy), {}) == data.substr(3));
+}
