@@ -41,9 +41,9 @@ int run_split(const SplitOptions& o) {
   opts.root = o.root;
   prune::SplitReport r = prune::split(o.inputs, o.output, opts);
   for (const prune::SplitFile& f : r.files) {
-    print(fmt::format("split {}: {} records, {} code objects, {} -> {}\n", printable(f.path), f.elf.records,
-                      f.code_objects, size_text(f.elf.size_before, o.sizes), size_text(f.elf.size_after, o.sizes)));
-    for (const std::string& n : f.elf.notes) print(fmt::format("note: {}: {}\n", printable(f.path), printable(n)));
+    print(fmt::format("split {}: {} records, {} code objects, {} -> {}\n", printable(f.path), f.binary.records,
+                      f.code_objects, size_text(f.binary.size_before, o.sizes), size_text(f.binary.size_after, o.sizes)));
+    for (const std::string& n : f.binary.notes) print(fmt::format("note: {}: {}\n", printable(f.path), printable(n)));
   }
   for (const std::string& n : r.notes) print(fmt::format("note: {}\n", printable(n)));
   for (const prune::SplitArchive& a : r.archives)

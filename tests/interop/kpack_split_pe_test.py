@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""`offloadtool split` of Windows PE images (DLLs, EXEs; docs/kpack.md
+"Splitting", PE).
+
+The images are pe_image_test.py's: two HIP translation units built by clang
+for x86_64-pc-windows-msvc, linked by lld-link (the DLL with /release, so
+that it carries a CheckSum). References, none of them offloadtool:
+  * the image split is the one kpack_pe.py writes by AMD's rules (rocm-kpack
+    coff/kpack_transform.py at e3483286), byte for byte, but for the one
+    deliberate difference, checked on its own: where the input has a
+    CheckSum, split computes it again (the PE checksum, computed here), where
+    AMD's splitter leaves the input's;
+  * the archives .kpack/t_<arch>.kpack are byte for byte what AMD's writer
+    (tests/data/kpack/generate.py) writes from the code objects LLVM's
+    clang-offload-bundler unbundles, with the splitter's metadata;
+  * llvm-readobj and llvm-objdump read the split image without a warning;
+  * join of the split tree gives back the image lld-link wrote, byte for byte;
+  * a tarball holding the folder: split writes a tarball whose members are
+    the split folder's files (Python's tarfile);
+  * hostile images (no room for .kpackrf's section header below
+    SizeOfHeaders; bytes after the last section's raw data; a record of
+    .hipFatB pointing into the middle of a bundle or outside .hip_fat): one
+    error line naming the file and the offset, exit 1, nothing written.
+"""
+import os
+import shutil
+import struct
+import sys
+import tarfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+import pe_image_test as pe  # noqa: E402  (its builds and readers)
+from harness import OT, check, read, run, write  # noqa: E402
+from kpack_pe import BUNDLER, headers, kpack, u32  # noqa: E402  (AMD's PE splitter and archive writer, reproduced)
+
+
+def files(top):
+    return sorted(os.path.relpath(os.path.join(p, f), top) for p, _, fs in os.walk(top) for f in fs)
+
+
+def split_tree(image, name, folder):
+    """The folder `folder`/in holding bin/<name>, split by offloadtool into `folder`/ours."""
+    src = os.path.join(folder, 'in')
+    os.makedirs(os.path.join(src, 'bin'))
+    shutil.copyfile(image, os.path.join(src, 'bin', name))
+    out = os.path.join(folder, 'ours')
+    return src, out, run([OT, 'split', src, '-o', out, '--name', 't'], text=True)
+
+
+def case(root, d, name):
+    image = d.path(name)
+    base = os.path.join(root, name)
+    work = os.path.join(base, 'work')
+    os.makedirs(work)
+    amd = os.path.join(base, 'amd')
+    os.makedirs(os.path.join(amd, 'bin'))
+    kpack(image, amd, 'bin/' + name, work)
+    src, ours, r = split_tree(image, name, base)
+    if not check('%s: split writes the folder' % name, r.returncode == 0 and not r.stderr, r.stdout + r.stderr):
+        return
+    check('%s: split writes the image and AMD\'s archives, nothing else' % name, files(ours) == files(amd),
+          (files(ours), files(amd)))
+
+    mine, want, orig = read(os.path.join(ours, 'bin', name)), read(os.path.join(amd, 'bin', name)), read(image)
+    at = pe.checksum_offset(orig)
+    stale = u32(orig, at)
+    if name == 'k.dll':
+        check('k.dll: lld-link /release wrote a CheckSum (the case of the deliberate difference)',
+              stale != 0 and stale == pe.pe_checksum(orig, at), hex(stale))
+    if stale:
+        check('%s: split computes CheckSum again (0x%x), where AMD\'s splitter leaves the input\'s (0x%x)'
+              % (name, u32(mine, at), stale),
+              u32(want, at) == stale and u32(mine, at) == pe.pe_checksum(mine, at) and u32(mine, at) != stale)
+        check('%s: the split image is AMD\'s splitter\'s byte for byte, CheckSum aside' % name,
+              mine[:at] + mine[at + 4:] == want[:at] + want[at + 4:], (len(mine), len(want)))
+    else:
+        check('%s: the split image is AMD\'s splitter\'s byte for byte (CheckSum 0, as in the input)' % name,
+              mine == want, (len(mine), len(want)))
+    for f in files(amd):
+        if f.startswith('.kpack/'):
+            check('%s: archive %s is AMD\'s writer\'s byte for byte' % (name, f),
+                  read(os.path.join(ours, f)) == read(os.path.join(amd, f)))
+    _, _, _, secs = headers(mine)
+    fat, orig_fat = (next(s for s in headers(x)[3] if s['name'] == '.hip_fat') for x in (mine, orig))
+    check('%s: .hip_fat lost whole pages of raw data, kept its address and size' % name,
+          fat['raw'] < orig_fat['raw'] and (fat['va'], fat['vs']) == (orig_fat['va'], orig_fat['vs']) and
+          secs[-1]['name'] == '.kpackrf', (fat, orig_fat))
+
+    path = os.path.join(ours, 'bin', name)
+    rc, _, err = pe.readobj(path, '--sections', '--file-headers', '--coff-basereloc')
+    check('%s: llvm-readobj reads the split image without a warning' % name, rc == 0 and not err, err)
+    rr = run([pe.OBJDUMP, '-p', '-h', path], text=True)
+    check('%s: llvm-objdump -p -h reads it without a warning' % name, rr.returncode == 0 and not rr.stderr, rr.stderr)
+
+    joined = os.path.join(base, 'joined')
+    r = run([OT, 'join', ours, '-o', joined], text=True)
+    check('%s: join of the split folder gives back the image lld-link wrote, byte for byte' % name,
+          r.returncode == 0 and files(joined) == ['bin/' + name] and read(os.path.join(joined, 'bin', name)) == orig,
+          (r.stderr, files(joined) if os.path.isdir(joined) else None))
+
+    again = os.path.join(base, 'again')
+    r = run([OT, 'split', src, '-o', again, '--name', 't'], text=True)
+    check('%s: split again writes the same bytes (deterministic)' % name,
+          r.returncode == 0 and files(again) == files(ours) and
+          all(read(os.path.join(again, f)) == read(os.path.join(ours, f)) for f in files(ours)), r.stderr)
+
+    if name == 'k.dll':
+        package(base, src, ours)
+
+
+def package(base, src, ours):
+    """A tarball of the folder, split: a tarball whose members are the split folder's files."""
+    tgz = os.path.join(base, 'k.tar.gz')
+    with tarfile.open(tgz, 'w:gz') as t:
+        t.add(os.path.join(src, 'bin'), arcname='bin')
+    out = os.path.join(base, 'split.tar.gz')
+    r = run([OT, 'split', tgz, '-o', out, '--name', 't'], text=True)
+    if not check('tarball: split writes a tarball', r.returncode == 0 and not r.stderr, r.stdout + r.stderr):
+        return
+    with tarfile.open(out) as t:
+        got = {m.name: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
+    check('tarball: its members are the split folder\'s files, byte for byte',
+          got == {f: read(os.path.join(ours, f)) for f in files(ours)}, sorted(got))
+
+
+def refused(label, root, data, offset, what):
+    """`data` split as a file of a folder: one error line naming it and `offset`, exit 1, nothing written."""
+    folder = os.path.join(root, 'hostile', label)
+    os.makedirs(os.path.join(folder, 'in', 'bin'))
+    path = os.path.join(folder, 'in', 'bin', 'k.dll')
+    write(path, data)
+    out = os.path.join(folder, 'out')
+    r = run([OT, 'split', os.path.join(folder, 'in'), '-o', out, '--name', 't'], text=True)
+    lines = r.stderr.splitlines()
+    check('hostile: %s: one error line naming the file and offset 0x%x, exit 1, nothing written' % (label, offset),
+          r.returncode == 1 and len(lines) == 1 and
+          lines[0].startswith('offloadtool split: error: %s: ' % path) and
+          lines[0].endswith(', at offset 0x%x' % offset) and what in lines[0] and
+          not os.path.exists(out) and not [f for f in os.listdir(folder) if f not in ('in',)], r.stderr)
+
+
+def hostile(root, d):
+    orig = read(d.path('k.dll'))
+    coff, opt, table, secs = headers(orig)
+    n = len(secs)
+    # SizeOfHeaders ending where the section table ends: no room for one more header.
+    data = bytearray(orig)
+    struct.pack_into('<I', data, opt + 60, table + n * 40)
+    refused('no room for a section header', root, bytes(data), table + n * 40, 'no room for the section header')
+    # Bytes after the last section's raw data (an overlay).
+    refused('data after the last section', root, orig + b'overlay!' * 64, len(orig), 'follow the last section')
+    rec = next(s for s in secs if s['name'] == '.hipFatB')
+    base = struct.unpack_from('<Q', orig, opt + 24)[0]
+    first = struct.unpack_from('<Q', orig, rec['ptr'] + 8)[0]
+    # A record pointing into the middle of a bundle, and one outside .hip_fat.
+    for label, value, what in (('a record pointing into a bundle', first + 8, 'middle of a bundle'),
+                               ('a record pointing outside .hip_fat', base + rec['va'], 'outside .hip_fat')):
+        data = bytearray(orig)
+        struct.pack_into('<Q', data, rec['ptr'] + 24 + 8, value)
+        refused(label, root, bytes(data), rec['ptr'] + 24 + 8, what)
+
+
+def body(root):
+    d = pe.build(os.path.join(root, 'x64'), 'x86_64-pc-windows-msvc', 'x64')
+    for name in ('k.dll', 'k.exe'):
+        case(root, d, name)
+    hostile(root, d)
+
+
+if __name__ == '__main__':
+    sys.exit(harness.run_suite('kpack-split-pe', body, needs=[pe.LLD_LINK, pe.READOBJ, pe.OBJCOPY, pe.OBJDUMP, BUNDLER]))
