@@ -16,17 +16,24 @@ that it carries a CheckSum). References, none of them offloadtool:
   * llvm-readobj and llvm-objdump read the split image without a warning;
   * join of the split tree gives back the image lld-link wrote, byte for byte;
   * a tarball holding the folder: split writes a tarball whose members are
-    the split folder's files (Python's tarfile);
+    the split folder's files (Python's tarfile); prune --keep gfx90a of it
+    keeps the host entries and gfx90a code objects of the DLL only
+    (clang-offload-bundler);
+  * a wheel holding the DLL in its package's folder: the DLL and archives are
+    AMD's rules' for that folder, RECORD lists them (hashlib);
   * hostile images (no room for .kpackrf's section header below
     SizeOfHeaders; bytes after the last section's raw data; a record of
     .hipFatB pointing into the middle of a bundle or outside .hip_fat): one
     error line naming the file and the offset, exit 1, nothing written.
 """
+import base64
+import hashlib
 import os
 import shutil
 import struct
 import sys
 import tarfile
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
@@ -34,7 +41,7 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import pe_image_test as pe  # noqa: E402  (its builds and readers)
 from harness import OT, check, read, run, write  # noqa: E402
-from kpack_pe import BUNDLER, headers, kpack, u32  # noqa: E402  (AMD's PE splitter and archive writer, reproduced)
+from kpack_pe import BUNDLER, headers, kpack, u32, unbundle  # noqa: E402  (AMD's PE splitter and archive writer, reproduced)
 
 
 def files(top):
@@ -48,6 +55,21 @@ def split_tree(image, name, folder):
     shutil.copyfile(image, os.path.join(src, 'bin', name))
     out = os.path.join(folder, 'ours')
     return src, out, run([OT, 'split', src, '-o', out, '--name', 't'], text=True)
+
+
+def same_image(label, mine, want, orig):
+    """`mine` (split's) is `want` (AMD's rules') byte for byte, but for CheckSum where `orig` has one."""
+    at = pe.checksum_offset(orig)
+    stale = u32(orig, at)
+    if stale:
+        check('%s: split computes CheckSum again (0x%x), where AMD\'s splitter leaves the input\'s (0x%x)'
+              % (label, u32(mine, at), stale),
+              u32(want, at) == stale and u32(mine, at) == pe.pe_checksum(mine, at) and u32(mine, at) != stale)
+        check('%s: the split image is AMD\'s splitter\'s byte for byte, CheckSum aside' % label,
+              mine[:at] + mine[at + 4:] == want[:at] + want[at + 4:], (len(mine), len(want)))
+    else:
+        check('%s: the split image is AMD\'s splitter\'s byte for byte (CheckSum 0, as in the input)' % label,
+              mine == want, (len(mine), len(want)))
 
 
 def case(root, d, name):
@@ -65,20 +87,11 @@ def case(root, d, name):
           (files(ours), files(amd)))
 
     mine, want, orig = read(os.path.join(ours, 'bin', name)), read(os.path.join(amd, 'bin', name)), read(image)
-    at = pe.checksum_offset(orig)
-    stale = u32(orig, at)
     if name == 'k.dll':
+        stale = u32(orig, pe.checksum_offset(orig))
         check('k.dll: lld-link /release wrote a CheckSum (the case of the deliberate difference)',
-              stale != 0 and stale == pe.pe_checksum(orig, at), hex(stale))
-    if stale:
-        check('%s: split computes CheckSum again (0x%x), where AMD\'s splitter leaves the input\'s (0x%x)'
-              % (name, u32(mine, at), stale),
-              u32(want, at) == stale and u32(mine, at) == pe.pe_checksum(mine, at) and u32(mine, at) != stale)
-        check('%s: the split image is AMD\'s splitter\'s byte for byte, CheckSum aside' % name,
-              mine[:at] + mine[at + 4:] == want[:at] + want[at + 4:], (len(mine), len(want)))
-    else:
-        check('%s: the split image is AMD\'s splitter\'s byte for byte (CheckSum 0, as in the input)' % name,
-              mine == want, (len(mine), len(want)))
+              stale != 0 and stale == pe.pe_checksum(orig, pe.checksum_offset(orig)), hex(stale))
+    same_image(name, mine, want, orig)
     for f in files(amd):
         if f.startswith('.kpack/'):
             check('%s: archive %s is AMD\'s writer\'s byte for byte' % (name, f),
@@ -109,6 +122,7 @@ def case(root, d, name):
 
     if name == 'k.dll':
         package(base, src, ours)
+        wheel(base, image, work)
 
 
 def package(base, src, ours):
@@ -124,6 +138,62 @@ def package(base, src, ours):
         got = {m.name: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
     check('tarball: its members are the split folder\'s files, byte for byte',
           got == {f: read(os.path.join(ours, f)) for f in files(ours)}, sorted(got))
+    # prune reads the package's DLL too (the same sniffing hands it over).
+    pruned = os.path.join(base, 'pruned.tar.gz')
+    r = run([OT, 'prune', '--keep', 'gfx90a', tgz, '-o', pruned], text=True)
+    if not check('tarball: prune --keep gfx90a writes a tarball', r.returncode == 0, r.stderr):
+        return
+    work = os.path.join(base, 'prune-work')
+    for sub in ('o', 'p'):
+        os.makedirs(os.path.join(work, sub))
+    with tarfile.open(pruned) as t:
+        write(os.path.join(work, 'k.dll'), t.extractfile('bin/k.dll').read())
+    image = os.path.join(src, 'bin', 'k.dll')
+    orig = unbundle(pe.dump_section(image, '.hip_fat', os.path.join(work, 'orig.fat')), os.path.join(work, 'o'))
+    mine = unbundle(pe.dump_section(os.path.join(work, 'k.dll'), '.hip_fat', os.path.join(work, 'k.fat')),
+                    os.path.join(work, 'p'))
+    want = [{k: v for k, v in b.items() if k.startswith('host-') or '--gfx90a' in k} for b in orig]
+    check('tarball: prune --keep gfx90a left the DLL\'s host entries and original gfx90a code objects only '
+          '(clang-offload-bundler)', mine == want, [sorted(b) for b in mine])
+
+
+def record_hash(b):
+    return 'sha256=' + base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()
+
+
+def wheel(base, image, work):
+    """A wheel holding the DLL in its package's folder, split: the DLL and archives as AMD's rules write them
+    for the folder demok (the wheel's install prefix: kernel name k.dll), and RECORD lists them."""
+    whl = os.path.join(base, 'demok-1.0-py3-none-any.whl')
+    members = {'demok/__init__.py': b'', 'demok/k.dll': read(image),
+               'demok-1.0.dist-info/METADATA': b'Metadata-Version: 2.1\nName: demok\nVersion: 1.0\n',
+               'demok-1.0.dist-info/WHEEL': b'Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\n'}
+    record = ''.join('%s,%s,%d\n' % (n, record_hash(b), len(b)) for n, b in members.items())
+    with zipfile.ZipFile(whl, 'w', zipfile.ZIP_DEFLATED) as z:
+        for n, b in members.items():
+            z.writestr(zipfile.ZipInfo(n, (2024, 1, 2, 3, 4, 6)), b)
+        z.writestr(zipfile.ZipInfo('demok-1.0.dist-info/RECORD', (2024, 1, 2, 3, 4, 6)),
+                   record + 'demok-1.0.dist-info/RECORD,,\n')
+    out = os.path.join(base, 'split.whl')
+    r = run([OT, 'split', whl, '-o', out, '--name', 't'], text=True)
+    if not check('wheel: split writes a wheel', r.returncode == 0 and not r.stderr, r.stdout + r.stderr):
+        return
+    with zipfile.ZipFile(out) as z:
+        got = {n: z.read(n) for n in z.namelist()}
+    amd = os.path.join(base, 'amd-wheel')
+    os.makedirs(amd)
+    os.makedirs(os.path.join(work, 'wheel'))
+    kpack(image, amd, 'k.dll', os.path.join(work, 'wheel'))
+    same_image('wheel: demok/k.dll', got.get('demok/k.dll', b''), read(os.path.join(amd, 'k.dll')), read(image))
+    archives = sorted(f for f in files(amd) if f.startswith('.kpack/'))
+    check('wheel: its archives are demok/.kpack/t_<arch>.kpack, AMD\'s writer\'s byte for byte',
+          archives and all(got.get('demok/' + f) == read(os.path.join(amd, f)) for f in archives),
+          (sorted(got), archives))
+    lines = [ln.split(',') for ln in got.get('demok-1.0.dist-info/RECORD', b'').decode().splitlines()]
+    check('wheel: RECORD lists every member with its sha256 and size (hashlib)',
+          sorted(n for n, _, _ in lines) == sorted(got) and
+          all(h == record_hash(got[n]) and int(size) == len(got[n]) for n, h, size in lines if h),
+          lines)
 
 
 def refused(label, root, data, offset, what):
