@@ -23,7 +23,8 @@ that it carries a CheckSum). References, none of them offloadtool:
     AMD's rules' for that folder, RECORD lists them (hashlib);
   * hostile images (no room for .kpackrf's section header below
     SizeOfHeaders; bytes after the last section's raw data; a record of
-    .hipFatB pointing into the middle of a bundle or outside .hip_fat): one
+    .hipFatB pointing into the middle of a bundle or outside .hip_fat; a
+    signed image; a base-relocated pointer, no record's, into .hip_fat): one
     error line naming the file and the offset, exit 1, nothing written.
 """
 import base64
@@ -231,6 +232,33 @@ def hostile(root, d):
         data = bytearray(orig)
         struct.pack_into('<Q', data, rec['ptr'] + 24 + 8, value)
         refused(label, root, bytes(data), rec['ptr'] + 24 + 8, what)
+    # Signed: a certificate table (data directory 4) ending the file.
+    data = bytearray(orig + bytes(16))
+    struct.pack_into('<II', data, opt + 112 + 8 * 4, len(orig), 16)
+    refused('a signed image', root, bytes(data), opt + 112 + 8 * 4, 'the image is signed')
+    # A base-relocated pointer that is no record's, pointing into .hip_fat (AMD's self-check).
+    fat = next(s for s in secs if s['name'] == '.hip_fat')
+    entry, rva = next((e, r) for e, r in dir64_entries(orig, secs)
+                      if not rec['va'] <= r < rec['va'] + rec['vs'] and any(
+                          s['va'] <= r < s['va'] + s['vs'] and s['raw'] for s in secs))
+    owner = next(s for s in secs if s['va'] <= rva < s['va'] + s['vs'])
+    data = bytearray(orig)
+    struct.pack_into('<Q', data, owner['ptr'] + rva - owner['va'], base + fat['va'] + 16)
+    refused('a base-relocated pointer into .hip_fat', root, bytes(data), entry, 'points into .hip_fat')
+
+
+def dir64_entries(data, secs):
+    """(file offset of the entry, RVA it fixes up) of each DIR64 base relocation."""
+    reloc = next(s for s in secs if s['name'] == '.reloc')
+    out, at, end = [], reloc['ptr'], reloc['ptr'] + reloc['vs']
+    while at + 8 <= end:
+        page, size = struct.unpack_from('<II', data, at)
+        for e in range(at + 8, at + size, 2):
+            v = struct.unpack_from('<H', data, e)[0]
+            if v >> 12 == 10:
+                out.append((e, page + (v & 0xfff)))
+        at += size
+    return out
 
 
 def body(root):
