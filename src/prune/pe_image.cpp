@@ -315,6 +315,9 @@ class PePruner {
       kp_cut_ = end - start;
       d.new_raw_size = align_up(fat_size - kp_cut_, pe_.file_alignment);
       result.pages_cut = kp_cut_ / kKpackPage;
+    } else {
+      result.notes.push_back(fmt::format("{} holds no whole 4 KiB page: its raw data stays, unused (as AMD's splitter "
+                                         "leaves it)", pe_.names[*fat]));
     }
     devices_.push_back(std::move(d));
     check_base_relocations();
