@@ -15,6 +15,9 @@ that it carries a CheckSum). References, none of them offloadtool:
     clang-offload-bundler unbundles, with the splitter's metadata;
   * llvm-readobj and llvm-objdump read the split image without a warning;
   * join of the split tree gives back the image lld-link wrote, byte for byte;
+  * Windows' loader (wine) runs a split EXE linked /dynamicbase with a
+    stand-in HIP runtime: both records reach it as HIPK with their index,
+    pointing (relocated) at the marker;
   * a tarball holding the folder: split writes a tarball whose members are
     the split folder's files (Python's tarfile); prune --keep gfx90a of it
     keeps the host entries and gfx90a code objects of the DLL only
@@ -42,6 +45,7 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import pe_image_test as pe  # noqa: E402  (its builds and readers)
 from harness import OT, check, read, run, write  # noqa: E402
+import kpack_pe  # noqa: E402
 from kpack_pe import BUNDLER, headers, kpack, u32, unbundle  # noqa: E402  (AMD's PE splitter and archive writer, reproduced)
 
 
@@ -261,12 +265,54 @@ def dir64_entries(data, secs):
     return out
 
 
+# The stand-in runtime for a split EXE: each registration writes its record
+# (magic, version, index) and the 128 bytes its pointer points at (the marker,
+# then the zeros the loader maps after it) to registered-<n>.bin.
+HIPRT_KPACK = pe.HIPRT[:pe.HIPRT.index(b'struct wrapper')] + b'''
+struct wrapper { unsigned magic, version; const unsigned char *binary; unsigned long long index; };
+__declspec(dllexport) void **__hipRegisterFatBinary(struct wrapper *w) {
+  static void *h;
+  unsigned char out[16 + 128];
+  for (int i = 0; i < 4; ++i) {
+    out[i] = (unsigned char)(w->magic >> 8 * i);
+    out[4 + i] = (unsigned char)(w->version >> 8 * i);
+  }
+  for (int i = 0; i < 8; ++i) out[8 + i] = (unsigned char)(w->index >> 8 * i);
+  for (int i = 0; i < 128; ++i) out[16 + i] = w->binary[i];
+  save(out, sizeof out);
+  return &h;
+}
+''' + pe.HIPRT[pe.HIPRT.index(b'__declspec(dllexport) void __hipRegisterFunction'):]
+
+
+def wine(root):
+    """Windows' loader (wine) runs the split EXE (/dynamicbase, rebased: .reloc applied to the records): each
+    record reaches the runtime as HIPK with its index, pointing at the marker."""
+    d, env = pe.wine_app(root, HIPRT_KPACK)
+    r = run([OT, 'split', d.path('app.exe'), '-o', d.path('split'), '--name', 't'], text=True)
+    if not check('wine: split app.exe', r.returncode == 0, r.stderr):
+        return
+    run_dir = harness.Folder(root)
+    for f in ('hiprt.dll', 'split/app.exe'):
+        write(run_dir.path(os.path.basename(f)), read(d.path(f)))
+    r = run([pe.WINE, 'app.exe'], cwd=run_dir.dir, env=env, text=True, timeout=300)
+    got = sorted(f for f in os.listdir(run_dir.dir) if f.startswith('registered-'))
+    marker = kpack_pe.generate.msgpack.packb({'kpack_search_paths': ['.kpack/t_@GFXARCH@.kpack'],
+                                              'kernel_name': 'app.exe'}, use_bin_type=True)
+    want = [struct.pack('<IIQ', 0x4B504948, 1, i) + marker + bytes(128 - len(marker)) for i in range(2)]
+    check('wine runs the split app.exe: each record reaches the runtime as HIPK with its index, pointing at the '
+          'marker (python3-msgpack\'s bytes)', r.returncode == 0 and [read(run_dir.path(f)) for f in got] == want,
+          (r.returncode, got, r.stderr[-1000:]))
+
+
 def body(root):
     d = pe.build(os.path.join(root, 'x64'), 'x86_64-pc-windows-msvc', 'x64')
     for name in ('k.dll', 'k.exe'):
         case(root, d, name)
     hostile(root, d)
+    wine(root)
 
 
 if __name__ == '__main__':
-    sys.exit(harness.run_suite('kpack-split-pe', body, needs=[pe.LLD_LINK, pe.READOBJ, pe.OBJCOPY, pe.OBJDUMP, BUNDLER]))
+    sys.exit(harness.run_suite('kpack-split-pe', body,
+                               needs=[pe.LLD_LINK, pe.READOBJ, pe.OBJCOPY, pe.OBJDUMP, BUNDLER, pe.WINE]))
