@@ -52,9 +52,13 @@ class Finder : public contents::Visitor {
 
 // The host entry's ID `release`'s clang writes for the machine and format
 // (PE: --target=<arch>-pc-windows-msvc, lld-link's images; a MinGW image gets
-// it too, where 23's clang wrote w64-windows-gnu).
+// it too, where 23's clang wrote w64-windows-gnu). 19 and 22 write their
+// compiling machine's architecture, not the target's: for a PE image, which
+// Debian's clang cross-compiles, x86_64 (an ELF file keeps its own machine's,
+// as a native build would have).
 std::string host_id(target::LlvmRelease release, bool aarch64, bool pe) {
   const target::ReleaseTraits& t = target::traits(release);
+  if (pe && !t.hip_host_from_target) aarch64 = false;
   return fmt::format("host-{}-{}-", aarch64 ? "aarch64" : "x86_64", pe ? t.hip_host_rest_pe : t.hip_host_rest);
 }
 

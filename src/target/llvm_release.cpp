@@ -29,6 +29,7 @@ constexpr ReleaseTraits kReleases[] = {
         .spirv_image_kind = false,
         .hip_host_rest = "unknown-linux-",
         .hip_host_rest_pe = "unknown-linux-",
+        .hip_host_from_target = false,
         .hip_ids_descending = false,
     },
     {
@@ -53,6 +54,7 @@ constexpr ReleaseTraits kReleases[] = {
         .spirv_image_kind = false,
         .hip_host_rest = "unknown-linux-gnu",
         .hip_host_rest_pe = "unknown-linux-gnu",
+        .hip_host_from_target = false,
         .hip_ids_descending = false,
     },
     {
@@ -77,6 +79,7 @@ constexpr ReleaseTraits kReleases[] = {
         .spirv_image_kind = true,
         .hip_host_rest = "pc-linux-gnu",
         .hip_host_rest_pe = "pc-windows-msvc",
+        .hip_host_from_target = true,
         .hip_ids_descending = true,
     },
 };
