@@ -24,8 +24,10 @@ that it carries a CheckSum). References, none of them offloadtool:
     (clang-offload-bundler);
   * a wheel holding the DLL in its package's folder: the DLL and archives are
     AMD's rules' for that folder, RECORD lists them (hashlib);
+  * an ARM64 DLL (aarch64-pc-windows-msvc) as the x86_64 ones;
   * hostile images (no room for .kpackrf's section header below
-    SizeOfHeaders; bytes after the last section's raw data; a record of
+    SizeOfHeaders; bytes after the last section's raw data: an overlay, and
+    the COFF symbol table of a MinGW image that ld.lld links as GNU ld; a record of
     .hipFatB pointing into the middle of a bundle or outside .hip_fat; a
     signed image; a base-relocated pointer, no record's, into .hip_fat): one
     error line naming the file and the offset, exit 1, nothing written.
@@ -77,18 +79,19 @@ def same_image(label, mine, want, orig):
               mine == want, (len(mine), len(want)))
 
 
-def case(root, d, name):
+def case(root, d, name, label=None):
+    label = label or name
     image = d.path(name)
-    base = os.path.join(root, name)
+    base = os.path.join(root, label)
     work = os.path.join(base, 'work')
     os.makedirs(work)
     amd = os.path.join(base, 'amd')
     os.makedirs(os.path.join(amd, 'bin'))
     kpack(image, amd, 'bin/' + name, work)
     src, ours, r = split_tree(image, name, base)
-    if not check('%s: split writes the folder' % name, r.returncode == 0 and not r.stderr, r.stdout + r.stderr):
+    if not check('%s: split writes the folder' % label, r.returncode == 0 and not r.stderr, r.stdout + r.stderr):
         return
-    check('%s: split writes the image and AMD\'s archives, nothing else' % name, files(ours) == files(amd),
+    check('%s: split writes the image and AMD\'s archives, nothing else' % label, files(ours) == files(amd),
           (files(ours), files(amd)))
 
     mine, want, orig = read(os.path.join(ours, 'bin', name)), read(os.path.join(amd, 'bin', name)), read(image)
@@ -96,36 +99,36 @@ def case(root, d, name):
         stale = u32(orig, pe.checksum_offset(orig))
         check('k.dll: lld-link /release wrote a CheckSum (the case of the deliberate difference)',
               stale != 0 and stale == pe.pe_checksum(orig, pe.checksum_offset(orig)), hex(stale))
-    same_image(name, mine, want, orig)
+    same_image(label, mine, want, orig)
     for f in files(amd):
         if f.startswith('.kpack/'):
             check('%s: archive %s is AMD\'s writer\'s byte for byte' % (name, f),
                   read(os.path.join(ours, f)) == read(os.path.join(amd, f)))
     _, _, _, secs = headers(mine)
     fat, orig_fat = (next(s for s in headers(x)[3] if s['name'] == '.hip_fat') for x in (mine, orig))
-    check('%s: .hip_fat lost whole pages of raw data, kept its address and size' % name,
+    check('%s: .hip_fat lost whole pages of raw data, kept its address and size' % label,
           fat['raw'] < orig_fat['raw'] and (fat['va'], fat['vs']) == (orig_fat['va'], orig_fat['vs']) and
           secs[-1]['name'] == '.kpackrf', (fat, orig_fat))
 
     path = os.path.join(ours, 'bin', name)
     rc, _, err = pe.readobj(path, '--sections', '--file-headers', '--coff-basereloc')
-    check('%s: llvm-readobj reads the split image without a warning' % name, rc == 0 and not err, err)
+    check('%s: llvm-readobj reads the split image without a warning' % label, rc == 0 and not err, err)
     rr = run([pe.OBJDUMP, '-p', '-h', path], text=True)
-    check('%s: llvm-objdump -p -h reads it without a warning' % name, rr.returncode == 0 and not rr.stderr, rr.stderr)
+    check('%s: llvm-objdump -p -h reads it without a warning' % label, rr.returncode == 0 and not rr.stderr, rr.stderr)
 
     joined = os.path.join(base, 'joined')
     r = run([OT, 'join', ours, '-o', joined], text=True)
-    check('%s: join of the split folder gives back the image lld-link wrote, byte for byte' % name,
+    check('%s: join of the split folder gives back the image lld-link wrote, byte for byte' % label,
           r.returncode == 0 and files(joined) == ['bin/' + name] and read(os.path.join(joined, 'bin', name)) == orig,
           (r.stderr, files(joined) if os.path.isdir(joined) else None))
 
     again = os.path.join(base, 'again')
     r = run([OT, 'split', src, '-o', again, '--name', 't'], text=True)
-    check('%s: split again writes the same bytes (deterministic)' % name,
+    check('%s: split again writes the same bytes (deterministic)' % label,
           r.returncode == 0 and files(again) == files(ours) and
           all(read(os.path.join(again, f)) == read(os.path.join(ours, f)) for f in files(ours)), r.stderr)
 
-    if name == 'k.dll':
+    if label == 'k.dll':
         package(base, src, ours)
         wheel(base, image, work)
 
@@ -309,7 +312,16 @@ def body(root):
     d = pe.build(os.path.join(root, 'x64'), 'x86_64-pc-windows-msvc', 'x64')
     for name in ('k.dll', 'k.exe'):
         case(root, d, name)
+    a = pe.build(os.path.join(root, 'arm64'), 'aarch64-pc-windows-msvc', 'arm64')
+    case(root, a, 'k.dll', 'arm64 k.dll')
     hostile(root, d)
+    # MinGW (ld.lld as GNU ld): a COFF symbol and string table after the sections' raw data.
+    m = pe.build(os.path.join(root, 'mingw'), 'x86_64-w64-windows-gnu', None, mingw=True)
+    data = read(m.path('k.dll'))
+    end = max(s['ptr'] + s['raw'] for s in headers(data)[3] if s['raw'])
+    check('mingw k.dll: its COFF symbol table follows the sections\' raw data',
+          end < len(data) and u32(data, headers(data)[0] + 8) >= end, (hex(end), len(data)))
+    refused('mingw k.dll, COFF symbols after the last section', root, data, end, 'follow the last section')
     wine(root)
 
 
