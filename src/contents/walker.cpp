@@ -86,7 +86,9 @@ void fail_no_device_code(const std::string& file) { fail(file, "{}", kNoDeviceCo
 
 bool may_hold_device_code(Bytes p) {
   auto starts = [&](std::string_view m) { return p.size() >= m.size() && as_chars(p.first(m.size())) == m; };
-  if (starts("\x7f" "ELF") || starts("!<arch>\n") || starts(formats::kBundleMagic) ||
+  // "MZ": a PE image (a DLL or EXE: .hip_fat, .nv_fatb; object::is_pe_image
+  // decides on the whole file).
+  if (starts("\x7f" "ELF") || starts("MZ") || starts("!<arch>\n") || starts(formats::kBundleMagic) ||
       formats::has_ccob_magic(p) || formats::has_offload_binary_magic(p) || formats::has_fatbin_magic(p) ||
       formats::has_kpack_magic(p) || archive::has_stream_archive_magic(p))
     return true;

@@ -203,8 +203,8 @@ class Visitor {
 };
 
 // Whether a file or member whose first bytes (up to 4 KiB) are `prefix` may
-// hold device code the walk reads: the magic of every container above, a text
-// bundle's marker, a bare code object, cubin or PTX. What does not is read
+// hold device code the walk reads: the magic of every container above (ELF,
+// PE images, COFF, ...), a text bundle's marker, a bare code object, cubin or PTX. What does not is read
 // through (a package's members) or copied as it is (prune of a tree).
 bool may_hold_device_code(Bytes prefix);
 

@@ -50,9 +50,16 @@ class Finder : public contents::Visitor {
   bool wants_code_object_headers() const override { return false; }
 };
 
-// The host entry's ID `release`'s clang writes for the machine (ELF, and PE alike).
-std::string host_id(target::LlvmRelease release, bool aarch64) {
-  return fmt::format("host-{}-{}-", aarch64 ? "aarch64" : "x86_64", target::traits(release).hip_host_rest);
+// The host entry's ID `release`'s clang writes for the machine and format
+// (PE: --target=<arch>-pc-windows-msvc, lld-link's images; a MinGW image gets
+// it too, where 23's clang wrote w64-windows-gnu). 19 and 22 write their
+// compiling machine's architecture, not the target's: for a PE image, which
+// Debian's clang cross-compiles, x86_64 (an ELF file keeps its own machine's,
+// as a native build would have).
+std::string host_id(target::LlvmRelease release, bool aarch64, bool pe) {
+  const target::ReleaseTraits& t = target::traits(release);
+  if (pe && !t.hip_host_from_target) aarch64 = false;
+  return fmt::format("host-{}-{}-", aarch64 ? "aarch64" : "x86_64", pe ? t.hip_host_rest_pe : t.hip_host_rest);
 }
 
 // The bundle entry ID of a code object: the one the splitter recorded, where
@@ -86,13 +93,13 @@ class Joiner {
     if (pe) {
       const object::PeImage image = object::PeImage::parse(data, file_);
       kb = object::find_kpack_records(image, file_);
-      host = host_id(release_, image.machine == object::coff::IMAGE_FILE_MACHINE_ARM64);
+      host = host_id(release_, image.machine == object::coff::IMAGE_FILE_MACHINE_ARM64, true);
     } else {
       if (object::identify_object(data) != object::ObjectKind::Elf)
         fail_at({file_, 0}, "neither an ELF file nor a PE image: only kpack'd shared libraries, executables and DLLs "
                 "are joined");
       kb = object::find_kpack_records(data, object::read_sections(data, file_), file_);
-      host = host_id(release_, load_le<std::uint16_t>(data.data() + 18) == object::elf::EM_AARCH64);
+      host = host_id(release_, load_le<std::uint16_t>(data.data() + 18) == object::elf::EM_AARCH64, false);
     }
     if (!kb) fail_at({file_, 0}, "no HIPK record: not a kpack'd binary, nothing to join");
     const formats::KpackRef ref = formats::read_kpack_ref(kb->marker, file_, kb->marker_offset);
@@ -135,7 +142,9 @@ class Joiner {
                   looked.empty() ? "" : "; not found: ", looked);
         fail_at({file_, r->offset}, "{}: none of its code objects ({}) is a kept target", where, fmt::join(seen, ", "));
       }
-      std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      const bool descending = target::traits(release_).hip_ids_descending;
+      std::sort(chosen.begin(), chosen.end(),
+                [&](const auto& a, const auto& b) { return descending ? b.first < a.first : a.first < b.first; });
       for (const auto& [id, f] : chosen) {
         b.ids.push_back(id);
         b.sizes.push_back(f->kernel.original_size);

@@ -131,7 +131,7 @@ class LinkedPruner {
   //      up to four PT_LOADs, everything after the cut moved down by it
   // Streamed: the input's ranges around the cut go to the sink as views of
   // it, then the few KiB appended at EOF.
-  KpackedElf kpack(Bytes marker, std::span<const std::uint64_t> bundles, const codec::Sink& sink) {
+  KpackedBinary kpack(Bytes marker, std::span<const std::uint64_t> bundles, const codec::Sink& sink) {
     read_headers();
     if (kind_ != Kind::Hip) fail_at({file_, elf_.header_offset(*section_)}, "{} is not HIP device code: not split", name_);
     check_dynamic();
@@ -142,7 +142,7 @@ class LinkedPruner {
         fail_at({file_, elf_.header_offset(i)}, "the file already has a {} section", formats::kKpackRefSection);
     if (eh0.e_shstrndx == 0 || eh0.e_shstrndx >= elf_.shdrs.size())
       fail_at({file_, offsetof(Ehdr, e_shstrndx)}, "no section name table to add {} to", formats::kKpackRefSection);
-    KpackedElf result;
+    KpackedBinary result;
     const std::uint64_t S = data_.size();
     kp_size_ = S;
     kp_tail_.clear();
@@ -1412,8 +1412,8 @@ Report join_linked_elf(const InputFile& in, const JoinedFatbin& fatbin, const st
   return p.join(fatbin, sink);
 }
 
-KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
-                            const std::string& file, const codec::Sink& sink) {
+KpackedBinary kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
+                               const std::string& file, const codec::Sink& sink) {
   static const Selection kNone;
   LinkedPruner p(in, kNone, file);
   return p.kpack(marker, bundles, sink);

@@ -22,6 +22,10 @@
 // into the middle of an item or outside the device code sections, and an
 // Authenticode-signed image unless the caller strips the signature (the
 // certificate table, which must then end the file, is left out).
+//
+// The same editor makes the other two edits of a HIP image: kpack (split:
+// the code objects moved out to archives, as AMD's rocm-kpack splitter does)
+// and join (the way back); each is described where it is defined.
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -36,6 +40,7 @@
 #include "object/pe_image.h"
 #include "prune/kinds.h"
 #include "prune/packing.h"
+#include "prune/split.h"
 
 namespace ot::prune {
 namespace {
@@ -87,12 +92,7 @@ class PePruner {
       : in_(in), data_(in.bytes()), selection_(selection), file_(file), patches_(file) {}
 
   Report run(const codec::Sink& sink) {
-    pe_ = object::PeImage::parse(data_, file_);
-    if (!pe_.pe32plus || (pe_.machine != object::coff::IMAGE_FILE_MACHINE_AMD64 &&
-                          pe_.machine != object::coff::IMAGE_FILE_MACHINE_ARM64))
-      fail_at({file_, pe_.coff_header_offset}, "only PE32+ images for x86_64 and ARM64 are pruned (machine 0x{:x})",
-              pe_.machine);
-    const bool dll = load_le<std::uint16_t>(data_.data() + pe_.coff_header_offset + 18) & object::coff::IMAGE_FILE_DLL;
+    const bool dll = parse("pruned");
     report_.container = fmt::format("{} (PE32+, {})", dll ? "DLL" : "executable",
                                     pe_.machine == object::coff::IMAGE_FILE_MACHINE_AMD64 ? "x86_64" : "ARM64");
     report_.size_before = data_.size();
@@ -114,12 +114,7 @@ class PePruner {
   // the .kpackrf section goes where it is the last one, its raw data ending the
   // file (as the splitter appends it), else it stays, unused; CheckSum again.
   Report join(const JoinedFatbin& fb, const codec::Sink& sink) {
-    pe_ = object::PeImage::parse(data_, file_);
-    if (!pe_.pe32plus || (pe_.machine != object::coff::IMAGE_FILE_MACHINE_AMD64 &&
-                          pe_.machine != object::coff::IMAGE_FILE_MACHINE_ARM64))
-      fail_at({file_, pe_.coff_header_offset}, "only PE32+ images for x86_64 and ARM64 are joined (machine 0x{:x})",
-              pe_.machine);
-    const bool dll = load_le<std::uint16_t>(data_.data() + pe_.coff_header_offset + 18) & object::coff::IMAGE_FILE_DLL;
+    const bool dll = parse("joined");
     report_.container = fmt::format("kpack'd {} (PE32+)", dll ? "DLL" : "executable");
     report_.size_before = data_.size();
     std::optional<std::size_t> fat, marker;
@@ -193,6 +188,177 @@ class PePruner {
     return write([this](const codec::Sink& out) { emit_joined(out); }, sink);
   }
 
+  // kpack (split, prune/split.h): the image rewritten as AMD's rocm-kpack
+  // splitter rewrites a PE image (coff/kpack_transform.py at e3483286):
+  //   * .kpackrf appended: its header in the slot after the section table
+  //     (below SizeOfHeaders and the first raw data, and holding zeros; else
+  //     refused, as AMD refuses), its raw data `marker` zero-padded to
+  //     FileAlignment after every other section's raw data, its RVA after
+  //     every other section's rounded up to SectionAlignment, MEM_READ |
+  //     CNT_INITIALIZED_DATA; NumberOfSections and SizeOfImage with it;
+  //   * each record of .hipFatB: magic HIPK, its position i at +16 (a u64),
+  //     ImageBase + the RVA of .kpackrf at +8 (its DIR64 base relocation stays
+  //     and applies the load delta);
+  //   * .hip_fat's whole 4 KiB pages (by RVA) cut from its raw data, what is
+  //     left (the head before the first page boundary, the tail after the
+  //     last) kept at its start, SizeOfRawData that rounded up to
+  //     FileAlignment (or 0), the raw data after it moved down by what it lost
+  //     (lay_out and move_pointers, as prune moves it); VirtualAddress,
+  //     VirtualSize and SizeOfImage stay, so the loader zero-fills the section.
+  //     Without a whole page nothing is cut (the records are HIPK all the same).
+  // Where AMD's splitter is wrong this does otherwise: CheckSum, which it
+  // leaves stale, is computed again where the input had one (write); data
+  // after the last section's raw data (an overlay, a COFF symbol table, a
+  // certificate), after which it appends the marker while the header points
+  // below them, is refused; a signed image is refused (the signature would
+  // no longer match); a base-relocated pointer other than a record's left
+  // pointing into .hip_fat is refused (AMD's self-check, made here).
+  KpackedBinary kpack(Bytes marker, std::span<const std::uint64_t> bundles, const codec::Sink& sink) {
+    parse("split");
+    report_.size_before = data_.size();
+    std::optional<std::size_t> fat, records;
+    for (std::size_t i = 0; i < pe_.sections.size(); ++i) {
+      const std::string& n = pe_.names[i];
+      if (n == formats::kKpackRefPeSection || n == formats::kKpackRefSection)
+        fail_at({file_, pe_.header_offset(i)}, "the image already has a {} section: it was split before", n);
+      std::optional<std::size_t>* slot = hip_name(n)                                  ? &fat
+                                         : n == ".hipFatB" || n == ".hipFatBinSegment" ? &records
+                                                                                        : nullptr;
+      if (!slot) continue;
+      if (*slot) fail_at({file_, pe_.header_offset(i)}, "the image holds two {} sections: not split", n);
+      *slot = i;
+    }
+    if (!fat || pe_.content_size(*fat) == 0) fail_at({file_, 0}, "no .hip_fat section with raw data: nothing to split");
+    if (!records) fail_at({file_, 0}, "no .hipFatB section: no record registers the device code");
+    const object::coff::SectionHeader h = pe_.sections[*fat];
+    if (h.SizeOfRawData % pe_.file_alignment != 0 || h.PointerToRawData % pe_.file_alignment != 0)
+      fail_at({file_, pe_.header_offset(*fat)}, "{}'s raw data (0x{:x} bytes at 0x{:x}) is not aligned to FileAlignment "
+              "0x{:x}: not split", pe_.names[*fat], static_cast<std::uint32_t>(h.SizeOfRawData),
+              static_cast<std::uint32_t>(h.PointerToRawData), pe_.file_alignment);
+    if (const object::PeImage::Directory& cert = pe_.directory(object::PeImage::kDirCertificates); cert.size != 0)
+      fail_at({file_, pe_.directories_offset + 8 * object::PeImage::kDirCertificates},
+              "the image is signed (an Authenticode certificate table of 0x{:x} bytes at 0x{:x}): splitting "
+              "invalidates the signature; not split", cert.size, cert.rva);
+    // The marker's raw data goes after every section's: nothing may follow them.
+    std::uint64_t raw_end = pe_.size_of_headers, first_raw = data_.size();
+    std::uint64_t va_end = 0;
+    for (const object::coff::SectionHeader& x : pe_.sections) {
+      if (x.SizeOfRawData != 0) {
+        raw_end = std::max<std::uint64_t>(raw_end, std::uint64_t{x.PointerToRawData} + x.SizeOfRawData);
+        first_raw = std::min<std::uint64_t>(first_raw, x.PointerToRawData);
+      }
+      va_end = std::max<std::uint64_t>(va_end, std::uint64_t{x.VirtualAddress} +
+                                                   std::max<std::uint64_t>(x.VirtualSize, x.SizeOfRawData));
+    }
+    if (data_.size() > raw_end)
+      fail_at({file_, raw_end}, "0x{:x} bytes follow the last section's raw data (an overlay, a COFF symbol table or "
+              "a certificate), where {}'s raw data would go: not split", data_.size() - raw_end,
+              formats::kKpackRefPeSection);
+    // Its header: the slot after the section table, below SizeOfHeaders and the first raw data, unused.
+    const std::size_t n = pe_.sections.size();
+    const std::uint64_t slot = pe_.header_offset(n), slot_end = slot + sizeof(object::coff::SectionHeader);
+    if (slot_end > pe_.size_of_headers || slot_end > first_raw || n + 1 > 0xffff)
+      fail_at({file_, slot}, "no room for the section header of {} after the section table (it would end at 0x{:x}; "
+              "SizeOfHeaders 0x{:x}, the first raw data at 0x{:x}): not split", formats::kKpackRefPeSection, slot_end,
+              pe_.size_of_headers, first_raw);
+    if (std::ranges::any_of(data_.subspan(slot, slot_end - slot), [](std::byte b) { return b != std::byte{0}; }))
+      fail_at({file_, slot}, "the 0x{:x} bytes after the section table, where the section header of {} would go, "
+              "are in use: not split", slot_end - slot, formats::kKpackRefPeSection);
+    const std::uint64_t m = marker.size();
+    if (m == 0 || m > 0xffffffffu) fail_at({file_, 0}, "the marker has 0x{:x} bytes", m);
+    const std::uint64_t marker_rva = align_up(va_end, pe_.section_alignment);
+    const std::uint64_t image_size = align_up(marker_rva + m, pe_.section_alignment);
+    if (image_size > 0xffffffffu)
+      fail_at({file_, pe_.optional_header_offset + 56}, "{} would end the image past 4 GiB: not split",
+              formats::kKpackRefPeSection);
+
+    // The records.
+    KpackedBinary result;
+    result.marker_addr = pe_.image_base + marker_rva;
+    const std::string& rname = pe_.names[*records];
+    const object::coff::SectionHeader& rs = pe_.sections[*records];
+    const std::uint64_t rsize = pe_.content_size(*records);
+    if (rsize == 0 || rsize % kHipWrapperSize != 0)
+      fail_at({file_, pe_.header_offset(*records)}, "{} (0x{:x} bytes) is not an array of __hip_fatbin_wrapper records "
+              "of 0x{:x} bytes", rname, rsize, kHipWrapperSize);
+    const std::uint64_t fat_size = pe_.content_size(*fat);
+    std::set<std::uint64_t> record_slots;  // the RVAs of the records' pointers
+    for (std::uint64_t i = 0; i < rsize / kHipWrapperSize; ++i) {
+      const std::uint64_t at = rs.PointerToRawData + i * kHipWrapperSize;
+      const std::uint32_t magic = load_le<std::uint32_t>(data_.data() + at);
+      if (magic == formats::kHipkMagic)
+        fail_at({file_, at}, "record {} of {} is already HIPK: the image was split before", i, rname);
+      if (magic != kHipWrapperMagic)
+        fail_at({file_, at}, "record {} of {} has magic 0x{:x}, not 0x{:x}", i, rname, magic, kHipWrapperMagic);
+      const std::uint64_t va = load_le<std::uint64_t>(data_.data() + at + kHipWrapperBinary);
+      const std::uint64_t rva = va >= pe_.image_base ? va - pe_.image_base : ~std::uint64_t{0};
+      if (rva < h.VirtualAddress || rva - h.VirtualAddress >= fat_size)
+        fail_at({file_, at + kHipWrapperBinary}, "record {} of {} points to 0x{:x}, outside {}", i, rname, va,
+                pe_.names[*fat]);
+      const auto bundle = std::ranges::find(bundles, rva - h.VirtualAddress);
+      if (bundle == bundles.end())
+        fail_at({file_, at + kHipWrapperBinary}, "record {} of {} points into the middle of a bundle (0x{:x})", i,
+                rname, va);
+      result.record_bundles.push_back(static_cast<std::uint64_t>(bundle - bundles.begin()));
+      patches_.put<std::uint32_t>(at, formats::kHipkMagic);
+      patches_.put<std::uint64_t>(at + kHipWrapperBinary, result.marker_addr);
+      patches_.put<std::uint64_t>(at + formats::kHipWrapperIndex, i);
+      record_slots.insert(rs.VirtualAddress + i * kHipWrapperSize + kHipWrapperBinary);
+      ++result.records;
+    }
+
+    // Zero-paging: the whole pages of .hip_fat cut from its raw data.
+    DeviceSection d{*fat, h.PointerToRawData, fat_size, h.VirtualAddress, h.SizeOfRawData, h.SizeOfRawData, {}};
+    const std::uint64_t start = align_up(d.rva, kKpackPage), end = align_down(d.rva + fat_size, kKpackPage);
+    if (end > start) {
+      kp_head_ = start - d.rva;
+      kp_cut_ = end - start;
+      d.new_raw_size = align_up(fat_size - kp_cut_, pe_.file_alignment);
+      result.pages_cut = kp_cut_ / kKpackPage;
+    } else {
+      result.notes.push_back(fmt::format("{} holds no whole 4 KiB page: its raw data stays, unused (as AMD's splitter "
+                                         "leaves it)", pe_.names[*fat]));
+    }
+    devices_.push_back(std::move(d));
+    check_base_relocations();
+    check_directories();
+    // AMD's self-check: no other base-relocated pointer may point into .hip_fat.
+    for_each_base_relocation([&](std::uint16_t type, std::uint64_t rva, std::uint64_t entry) {
+      if (type != kRelBasedDir64 || record_slots.contains(rva)) return;
+      const std::optional<std::size_t> i = pe_.section_at(rva);
+      if (!i || rva - pe_.sections[*i].VirtualAddress + 8 > pe_.content_size(*i)) return;  // zero-filled memory
+      const std::uint64_t value =
+          load_le<std::uint64_t>(data_.data() + pe_.sections[*i].PointerToRawData + (rva - pe_.sections[*i].VirtualAddress));
+      if (value >= pe_.image_base + h.VirtualAddress && value - pe_.image_base - h.VirtualAddress < fat_size)
+        fail_at({file_, entry}, "the pointer at RVA 0x{:x} (base-relocated) points into {} (0x{:x}), whose bytes "
+                "split moves to the archives: not split", rva, pe_.names[*fat], value);
+    });
+
+    // The headers: .hip_fat's raw size and the raw data after it (lay_out), .kpackrf, the counts.
+    lay_out();
+    kp_marker_ = marker;
+    kp_marker_at_ = align_up(new_offset(data_.size()), pe_.file_alignment);
+    object::coff::SectionHeader k{};
+    std::memcpy(k.Name, formats::kKpackRefPeSection.data(), std::min<std::size_t>(sizeof k.Name,
+                                                                                 formats::kKpackRefPeSection.size()));
+    k.VirtualSize = static_cast<std::uint32_t>(m);
+    k.VirtualAddress = static_cast<std::uint32_t>(marker_rva);
+    k.SizeOfRawData = static_cast<std::uint32_t>(align_up(m, pe_.file_alignment));
+    k.PointerToRawData = static_cast<std::uint32_t>(kp_marker_at_);
+    k.Characteristics = object::coff::IMAGE_SCN_MEM_READ | object::coff::IMAGE_SCN_CNT_INITIALIZED_DATA;
+    if (kp_marker_at_ + k.SizeOfRawData > 0xffffffffu)
+      fail_at({file_, slot}, "{}'s raw data would lie past 4 GiB: not split", formats::kKpackRefPeSection);
+    patches_.put(slot, k);
+    patches_.put<std::uint16_t>(pe_.coff_header_offset + 2, static_cast<std::uint16_t>(n + 1));
+    patches_.put<std::uint32_t>(pe_.optional_header_offset + 56, static_cast<std::uint32_t>(image_size));
+    if (pe_.checksum != 0)
+      result.notes.push_back("CheckSum computed again (AMD's splitter leaves the input's, which no longer matches)");
+    const Report r = write([this](const codec::Sink& out) { emit_kpacked(out); }, sink);
+    result.size_before = r.size_before;
+    result.size_after = r.size_after;
+    return result;
+  }
+
   // The output `pieces` hands over, to `sink`: the checksum covers the whole
   // output, so the pieces are handed over once to sum them, then again to the sink.
   Report write(const std::function<void(const codec::Sink&)>& pieces, const codec::Sink& sink) {
@@ -211,6 +377,20 @@ class PePruner {
   }
 
  private:
+  static constexpr std::uint64_t kKpackPage = 4096;  // AMD's PAGE_SIZE: the zero-paging unit
+
+  // Parses the image: a PE32+ image for x86_64 or ARM64 (else refused, the
+  // edit named by `done`: "pruned"). True for a DLL.
+  bool parse(const char* done) {
+    done_ = done;
+    pe_ = object::PeImage::parse(data_, file_);
+    if (!pe_.pe32plus || (pe_.machine != object::coff::IMAGE_FILE_MACHINE_AMD64 &&
+                          pe_.machine != object::coff::IMAGE_FILE_MACHINE_ARM64))
+      fail_at({file_, pe_.coff_header_offset}, "only PE32+ images for x86_64 and ARM64 are {} (machine 0x{:x})", done,
+              pe_.machine);
+    return load_le<std::uint16_t>(data_.data() + pe_.coff_header_offset + 18) & object::coff::IMAGE_FILE_DLL;
+  }
+
   static bool hip_name(std::string_view n) { return n.starts_with(".hip_fat"); }
   static bool cuda_name(std::string_view n) { return formats::is_fatbin_section(n) || n == "__nv_rel"; }
 
@@ -324,6 +504,19 @@ class PePruner {
 
   // The base relocation blocks, checked; none may fix up bytes of a device code section.
   void check_base_relocations() {
+    for_each_base_relocation([&](std::uint16_t type, std::uint64_t rva, std::uint64_t entry) {
+      if (const DeviceSection* d = device_at(rva))
+        fail_at({file_, entry}, "a base relocation (type {}) fixes up RVA 0x{:x}, inside {}: not {}", type, rva,
+                pe_.names[d->index], done_);
+      if (type != kRelBasedDir64 && type != 3 /* HIGHLOW */)
+        fail_at({file_, entry}, "base relocation type {} at RVA 0x{:x} is not one a PE32+ image holds", type, rva);
+    });
+  }
+
+  // f(type, RVA fixed up, file offset of the entry) for each base relocation
+  // but the padding ones, the blocks checked on the way.
+  template <typename F>
+  void for_each_base_relocation(F&& f) const {
     const object::PeImage::Directory& dir = pe_.directory(object::PeImage::kDirBaseRelocations);
     if (dir.size == 0) return;
     const std::uint64_t at = file_offset_of(dir.rva, dir.size, "the base relocation table");
@@ -340,12 +533,7 @@ class PePruner {
         const std::uint16_t v = load_le<std::uint16_t>(data_.data() + at + b + e);
         const std::uint16_t type = v >> 12;
         if (type == kRelBasedAbsolute) continue;
-        const std::uint64_t rva = std::uint64_t{page} + (v & 0xfff);
-        if (const DeviceSection* d = device_at(rva))
-          fail_at({file_, at + b + e}, "a base relocation (type {}) fixes up RVA 0x{:x}, inside {}: not pruned", type,
-                  rva, pe_.names[d->index]);
-        if (type != kRelBasedDir64 && type != 3 /* HIGHLOW */)
-          fail_at({file_, at + b + e}, "base relocation type {} at RVA 0x{:x} is not one a PE32+ image holds", type, rva);
+        f(type, std::uint64_t{page} + (v & 0xfff), at + b + e);
       }
       b += size;
     }
@@ -361,8 +549,8 @@ class PePruner {
         const object::coff::SectionHeader& h = pe_.sections[s.index];
         const std::uint64_t end = std::uint64_t{h.VirtualAddress} + std::max<std::uint64_t>(h.VirtualSize, h.SizeOfRawData);
         if (d.rva < end && std::uint64_t{d.rva} + d.size > h.VirtualAddress)
-          fail_at({file_, pe_.directories_offset + 8 * i}, "data directory {} (RVA 0x{:x}) lies in {}: not pruned", i,
-                  d.rva, pe_.names[s.index]);
+          fail_at({file_, pe_.directories_offset + 8 * i}, "data directory {} (RVA 0x{:x}) lies in {}: not {}", i,
+                  d.rva, pe_.names[s.index], done_);
       }
     }
     const object::PeImage::Directory& cert = pe_.directory(object::PeImage::kDirCertificates);
@@ -414,7 +602,7 @@ class PePruner {
     move_pointers();
     for (const DeviceSection& d : devices_)
       if (patches_.any_in(d.off, d.off + d.raw_size))
-        fail_at({file_, d.off}, "a pointer or table to rewrite lies in {} itself: not pruned", pe_.names[d.index]);
+        fail_at({file_, d.off}, "a pointer or table to rewrite lies in {} itself: not {}", pe_.names[d.index], done_);
   }
 
   // The file pointers outside the section table: the COFF symbol table's, the debug directory's.
@@ -454,6 +642,23 @@ class PePruner {
     patches_.emit(data_, from, end, out);
   }
 
+  // kpack: the image with .hip_fat's head and tail (its pages cut), zeros to
+  // its raw size, the rest, then the marker's raw data.
+  void emit_kpacked(const codec::Sink& out) const {
+    const DeviceSection& d = devices_.front();
+    if (kp_cut_ == 0) {
+      patches_.emit(data_, 0, data_.size(), out);
+    } else {
+      patches_.emit(data_, 0, d.off + kp_head_, out);
+      patches_.emit(data_, d.off + kp_head_ + kp_cut_, d.off + d.size, out);
+      emit_zeros(d.new_raw_size - (d.size - kp_cut_), out);
+      patches_.emit(data_, d.off + d.raw_size, data_.size(), out);
+    }
+    emit_zeros(kp_marker_at_ - new_offset(data_.size()), out);
+    out(kp_marker_);
+    emit_zeros(align_up(kp_marker_.size(), pe_.file_alignment) - kp_marker_.size(), out);
+  }
+
   // join: the image up to .hip_fat, the joined bundles, zeros to the raw
   // size, the rest (without the marker's raw data where it goes).
   void emit_joined(const codec::Sink& out) const {
@@ -476,6 +681,10 @@ class PePruner {
   const std::string& file_;
   const JoinedFatbin* fatbin_ = nullptr;
   std::uint64_t end_ = 0;
+  const char* done_ = "pruned";  // the edit, in messages
+  std::uint64_t kp_head_ = 0, kp_cut_ = 0;  // kpack: .hip_fat's bytes before the cut, and cut
+  Bytes kp_marker_;                        // kpack: the marker's bytes
+  std::uint64_t kp_marker_at_ = 0;         // kpack: their file offset in the output
   object::PeImage pe_;
   std::vector<DeviceSection> devices_;
   bool cuda_ = false;
@@ -491,6 +700,12 @@ class PePruner {
 Report join_pe_image(const InputFile& in, const JoinedFatbin& fatbin, const std::string& file, const codec::Sink& sink) {
   static const Selection kNone;
   return PePruner(in, kNone, file).join(fatbin, sink);
+}
+
+KpackedBinary kpack_pe_image(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
+                             const std::string& file, const codec::Sink& sink) {
+  static const Selection kNone;
+  return PePruner(in, kNone, file).kpack(marker, bundles, sink);
 }
 
 Report prune_pe_image(const InputFile& in, const Selection& selection, const std::string& file,

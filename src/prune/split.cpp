@@ -20,6 +20,7 @@
 #include "formats/bundle_sequence.h"
 #include "formats/compressed_bundle.h"
 #include "object/object_file.h"
+#include "object/pe_image.h"
 #include "prune/package.h"
 #include "prune/tree.h"
 #include "support/error.h"
@@ -63,18 +64,37 @@ struct CodeObject {
   const InputFile& file() const { return decoded ? *decoded->reader : *in; }
 };
 
+// The device code of a HIP binary to split: its file offset and size, and
+// whether the file is a PE image.
+struct HipFatbin {
+  std::uint64_t off = 0, size = 0;
+  bool pe = false;
+};
+
 // The .hip_fatbin of a HIP binary to split: a linked ELF64 little-endian file
-// with a .hip_fatbin holding bytes. Anything else (no ELF; no .hip_fatbin; a
+// with a .hip_fatbin holding bytes, or a PE image with a .hip_fat holding raw
+// data and no .kpackrf. Anything else (no ELF or PE; no .hip_fatbin; a
 // NOBITS one: already split, or a debug file of objcopy --only-keep-debug,
-// AMD's rocm-systems#10058) is no HIP binary and is copied.
-std::optional<std::pair<std::uint64_t, std::uint64_t>> hip_fatbin(const InputFile& in, const std::string& file) {
+// AMD's rocm-systems#10058; a PE image split before) is no HIP binary and is
+// copied.
+std::optional<HipFatbin> hip_fatbin(const InputFile& in, const std::string& file) {
+  if (object::is_pe_image(in.bytes())) {
+    const object::PeImage pe = object::PeImage::parse(in.bytes(), file);
+    std::optional<HipFatbin> found;
+    for (std::size_t i = 0; i < pe.sections.size(); ++i) {
+      if (pe.names[i] == formats::kKpackRefPeSection) return std::nullopt;
+      if (pe.names[i].starts_with(".hip_fat") && pe.content_size(i) > 0)
+        found = HipFatbin{pe.sections[i].PointerToRawData, pe.content_size(i), true};
+    }
+    return found;
+  }
   Bytes head = in.bytes().subspan(0, std::min<std::uint64_t>(in.bytes().size(), 64));
   if (object::elf_class_of(head) != object::ElfClass::Elf64LE) return std::nullopt;
   object::ElfFile<E> f = object::ElfFile<E>::parse(in.bytes(), file);
   if (f.ehdr.e_type != elf::ET_DYN && f.ehdr.e_type != elf::ET_EXEC) return std::nullopt;
   for (std::size_t i = 0; i < f.shdrs.size(); ++i)
     if (f.names[i] == ".hip_fatbin" && f.shdrs[i].sh_type != elf::SHT_NOBITS && f.shdrs[i].sh_size > 0)
-      return std::pair<std::uint64_t, std::uint64_t>(f.shdrs[i].sh_offset, f.shdrs[i].sh_size);
+      return HipFatbin{f.shdrs[i].sh_offset, f.shdrs[i].sh_size, false};
   return std::nullopt;
 }
 
@@ -177,11 +197,11 @@ class Splitter {
   // member), else `file` is opened again.
   bool file(const InputFile& in, const std::string& file, const std::string& relative, const codec::Sink& sink,
             std::shared_ptr<InputFile> held = nullptr) {
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin = hip_fatbin(in, file);
+    std::optional<HipFatbin> fatbin = hip_fatbin(in, file);
     if (!fatbin) return false;
     if (!held) held = InputFile::open(file);  // the code objects' bytes outlive the call
     std::vector<std::uint64_t> bundles;
-    std::vector<CodeObject> cos = code_objects(held, fatbin->first, fatbin->second, file, bundles, [&] {
+    std::vector<CodeObject> cos = code_objects(held, fatbin->off, fatbin->size, file, bundles, [&] {
       if (!decoded_) decoded_ = std::make_shared<Decoded>(near_);
       return decoded_;
     });
@@ -193,15 +213,18 @@ class Splitter {
     ref.search_paths.push_back(fmt::format("{}.kpack/{}_{}.kpack", up, o_.name, formats::kGfxArchPlaceholder));
     ref.kernel_name = kernel;
     const std::vector<std::byte> marker = formats::write_kpack_ref(ref);
-    SplitFile f{relative, kpack_linked_elf(in, marker, bundles, file, sink), 0};
+    SplitFile f{relative,
+                fatbin->pe ? kpack_pe_image(in, marker, bundles, file, sink)
+                           : kpack_linked_elf(in, marker, bundles, file, sink),
+                0};
     // Record i's code objects under "#i": AMD's splitter counts each
     // architecture's code objects instead (co_index), which is i only where
     // each record registers its own bundle, in order, and every bundle holds
     // every architecture (reference §6.2); under -fgpu-rdc two records
     // register one bundle, and the second's code objects were not found.
     std::vector<bool> registered(bundles.size());
-    for (std::size_t i = 0; i < f.elf.record_bundles.size(); ++i) {
-      const std::uint64_t b = f.elf.record_bundles[i];
+    for (std::size_t i = 0; i < f.binary.record_bundles.size(); ++i) {
+      const std::uint64_t b = f.binary.record_bundles[i];
       registered[b] = true;
       for (const CodeObject& co : cos) {
         if (co.bundle != b) continue;
@@ -211,13 +234,13 @@ class Splitter {
         ++f.code_objects;
       }
       if (i != b)
-        f.elf.notes.push_back(fmt::format("record {} registers bundle {}: its code objects are keyed #{} (AMD's "
+        f.binary.notes.push_back(fmt::format("record {} registers bundle {}: its code objects are keyed #{} (AMD's "
                                           "splitter counts per architecture, and its key #{} would name another "
                                           "bundle or none)", i, b, i, i));
     }
     for (std::size_t b = 0; b < bundles.size(); ++b)
       if (!registered[b])
-        f.elf.notes.push_back(fmt::format("bundle {} of .hip_fatbin is registered by no record: its code objects "
+        f.binary.notes.push_back(fmt::format("bundle {} of .hip_fatbin is registered by no record: its code objects "
                                           "are left out", b));
     report_.files.push_back(std::move(f));
     return true;

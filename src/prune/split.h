@@ -1,9 +1,12 @@
 // offloadtool split: what AMD's rocm-kpack splitter does, natively. Each HIP
-// binary (an ELF shared library or executable with .hip_fatbin) is rewritten
-// as the splitter rewrites it (linked_elf.cpp's kpack_linked_elf: the
+// binary is rewritten as the splitter rewrites it: an ELF shared library or
+// executable with .hip_fatbin by linked_elf.cpp's kpack_linked_elf (the
 // .rocm_kpack_ref marker and its segment, HIPK records, .hip_fatbin NOBITS
-// with its pages cut), and its code objects go to one .kpack archive per
-// architecture (formats/kpack.h's writer), in AMD's installed layout:
+// with its pages cut), a PE image (DLL, EXE) with .hip_fat by pe_image.cpp's
+// kpack_pe_image (the .kpackrf section appended, HIPK records, .hip_fat's
+// whole pages cut from its raw data); its code objects go to one .kpack
+// archive per architecture (formats/kpack.h's writer), in AMD's installed
+// layout:
 //
 //   OUT/lib/libfoo.so                      marker {kpack_search_paths: ["../.kpack/NAME_@GFXARCH@.kpack"],
 //                                                  kernel_name: "lib/libfoo.so"}
@@ -31,11 +34,11 @@ class InputFile;
 
 namespace ot::prune {
 
-// What kpack_linked_elf did to one file.
-struct KpackedElf {
+// What kpack_linked_elf or kpack_pe_image did to one file.
+struct KpackedBinary {
   std::uint64_t records = 0;      // HIPF records made HIPK
-  std::uint64_t marker_addr = 0;  // the .rocm_kpack_ref section's address
-  std::uint64_t pages_cut = 0;    // 4 KiB pages of .hip_fatbin cut out of the file
+  std::uint64_t marker_addr = 0;  // the marker's address (ELF: .rocm_kpack_ref; PE: ImageBase + RVA of .kpackrf)
+  std::uint64_t pages_cut = 0;    // 4 KiB pages of .hip_fatbin (.hip_fat) cut out of the file
   std::vector<std::uint64_t> record_bundles;  // per record, the bundle of .hip_fatbin it registers
   std::uint64_t size_before = 0, size_after = 0;
   std::vector<std::string> notes;  // where this differs from AMD's splitter, and why
@@ -48,8 +51,13 @@ struct KpackedElf {
 // the bundle it registers (among `bundles`, their offsets in .hip_fatbin in
 // order) is in record_bundles[i]: the archives key that bundle's code objects
 // "#<i>". Everything is checked before the first byte.
-KpackedElf kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
-                            const std::string& file, const codec::Sink& sink);
+KpackedBinary kpack_linked_elf(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
+                               const std::string& file, const codec::Sink& sink);
+// The same for a PE32+ image (a DLL or EXE with .hip_fat and .hipFatB), as
+// AMD's splitter rewrites it (coff/kpack_transform.py), `bundles` the offsets
+// of the bundles in .hip_fat: prune/pe_image.cpp's PePruner::kpack.
+KpackedBinary kpack_pe_image(const InputFile& in, Bytes marker, std::span<const std::uint64_t> bundles,
+                             const std::string& file, const codec::Sink& sink);
 
 struct SplitOptions {
   std::string name;  // the archives' group name and file prefix (AMD's artifact prefix: "blas_lib")
@@ -67,7 +75,7 @@ struct SplitOptions {
 
 struct SplitFile {
   std::string path;  // in the output, relative to it
-  KpackedElf elf;
+  KpackedBinary binary;
   std::uint64_t code_objects = 0;
 };
 struct SplitArchive {

@@ -28,6 +28,9 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_extracts_all = false,
         .spirv_image_kind = false,
         .hip_host_rest = "unknown-linux-",
+        .hip_host_rest_pe = "unknown-linux-",
+        .hip_host_from_target = false,
+        .hip_ids_descending = false,
     },
     {
         .release = LlvmRelease::Llvm22,
@@ -50,6 +53,9 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_extracts_all = false,
         .spirv_image_kind = false,
         .hip_host_rest = "unknown-linux-gnu",
+        .hip_host_rest_pe = "unknown-linux-gnu",
+        .hip_host_from_target = false,
+        .hip_ids_descending = false,
     },
     {
         .release = LlvmRelease::Llvm23,
@@ -72,6 +78,9 @@ constexpr ReleaseTraits kReleases[] = {
         .packager_extracts_all = true,
         .spirv_image_kind = true,
         .hip_host_rest = "pc-linux-gnu",
+        .hip_host_rest_pe = "pc-windows-msvc",
+        .hip_host_from_target = true,
+        .hip_ids_descending = true,
     },
 };
 static_assert(std::ranges::is_sorted(kReleases, {}, &ReleaseTraits::major));

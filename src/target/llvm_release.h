@@ -77,10 +77,25 @@ struct ReleaseTraits {
   bool spirv_image_kind;
   // The host entry's ID in the bundles clang's HIP driver writes to .hip_fatbin
   // is "host-<arch>-" + this + "-" (observed on Debian's builds, for an ELF
-  // target and --target=x86_64-pc-windows-msvc alike): 19 "unknown-linux-"
-  // (host-x86_64-unknown-linux--), 22 "unknown-linux-gnu", 23 "pc-linux-gnu".
-  // join lays bundles out as clang does (prune/join.h).
+  // target): 19 "unknown-linux-" (host-x86_64-unknown-linux--), 22
+  // "unknown-linux-gnu", 23 "pc-linux-gnu". join lays bundles out as clang
+  // does (prune/join.h).
   std::string_view hip_host_rest;
+  // The same for --target=<arch>-pc-windows-msvc (a PE image): 19 and 22
+  // write their ELF IDs there too; 23 the target's, "pc-windows-msvc"
+  // (host-x86_64-pc-windows-msvc-; observed with Debian sid's clang 23.1.4).
+  std::string_view hip_host_rest_pe;
+  // Whether the <arch> of that ID is the target's (23: host-aarch64-pc-
+  // windows-msvc- for aarch64-pc-windows-msvc), or, as in 19 and 22, the
+  // compiling machine's default triple's (host-x86_64-unknown-linux-- from
+  // Debian's amd64 clang 19 for aarch64-pc-windows-msvc and
+  // aarch64-unknown-linux-gnu alike).
+  bool hip_host_from_target;
+  // The order of the code objects after the host entry in those bundles: by
+  // bundle entry ID, ascending in 19 and 22, descending in 23 (gfx942,
+  // gfx90a:xnack-, gfx906, gfx803, gfx1100; observed with Debian sid's clang
+  // 23.1.4, ELF and PE targets alike).
+  bool hip_ids_descending;
 };
 
 const ReleaseTraits& traits(LlvmRelease release);

@@ -1,6 +1,6 @@
 // offloadtool split: what AMD's rocm-kpack splitter does, natively (prune/split.h
-// does the work): HIP binaries rewritten to fetch their code objects from
-// per-architecture kpack archives, written beside them.
+// does the work): HIP binaries (ELF, PE) rewritten to fetch their code objects
+// from per-architecture kpack archives, written beside them.
 //
 //   offloadtool split FILE... -o OUTDIR [--name NAME] [--compress none|zstd] [--root DIR]
 //   offloadtool split DIR -o OUTDIR
@@ -41,9 +41,9 @@ int run_split(const SplitOptions& o) {
   opts.root = o.root;
   prune::SplitReport r = prune::split(o.inputs, o.output, opts);
   for (const prune::SplitFile& f : r.files) {
-    print(fmt::format("split {}: {} records, {} code objects, {} -> {}\n", printable(f.path), f.elf.records,
-                      f.code_objects, size_text(f.elf.size_before, o.sizes), size_text(f.elf.size_after, o.sizes)));
-    for (const std::string& n : f.elf.notes) print(fmt::format("note: {}: {}\n", printable(f.path), printable(n)));
+    print(fmt::format("split {}: {} records, {} code objects, {} -> {}\n", printable(f.path), f.binary.records,
+                      f.code_objects, size_text(f.binary.size_before, o.sizes), size_text(f.binary.size_after, o.sizes)));
+    for (const std::string& n : f.binary.notes) print(fmt::format("note: {}: {}\n", printable(f.path), printable(n)));
   }
   for (const std::string& n : r.notes) print(fmt::format("note: {}\n", printable(n)));
   for (const prune::SplitArchive& a : r.archives)
@@ -57,10 +57,13 @@ cli::AppletBody define_split(CLI::App& app) {
   auto o = std::make_shared<SplitOptions>();
   app.description(
       "Split HIP binaries as AMD's rocm-kpack splitter does (docs/kpack.md): each ELF shared library or executable "
-      "with a .hip_fatbin is rewritten so that the HIP runtime fetches its code objects from per-architecture kpack "
-      "archives (a .rocm_kpack_ref section naming ../.kpack/NAME_@GFXARCH@.kpack and the binary, mapped by a "
-      "segment of its own; the records of .hipFatBinSegment made HIPK with their index; .hip_fatbin made NOBITS with "
-      "its whole pages cut out of the file), and its code objects (compressed bundles decompressed) go to "
+      "with a .hip_fatbin, and each Windows PE image (DLL, EXE) with a .hip_fat, is rewritten so that the HIP runtime "
+      "fetches its code objects from per-architecture kpack archives (ELF: a .rocm_kpack_ref section naming "
+      "../.kpack/NAME_@GFXARCH@.kpack and the binary, mapped by a segment of its own; the records of "
+      ".hipFatBinSegment made HIPK with their index; .hip_fatbin made NOBITS with its whole pages cut out of the "
+      "file. PE: the marker in a .kpackrf section appended after the last; the records of .hipFatB made HIPK; "
+      ".hip_fat's whole pages cut from its raw data, CheckSum computed again), and its code objects (compressed "
+      "bundles decompressed) go to "
       "OUTDIR/.kpack/NAME_<arch>.kpack, one archive per architecture, keyed \"<path>#<n>\" (--root moves them "
       "to OUTDIR/ROOT/.kpack, paths then taken from ROOT). A directory is "
       "rewritten as a new tree (other files cloned, links kept); files given alone land at OUTDIR/<name>. A package "
@@ -70,7 +73,8 @@ cli::AppletBody define_split(CLI::App& app) {
       "folder) unless --root "
       "says (md5sums, Installed-Size and RECORD updated). Where "
       "AMD's splitter writes a broken pointer (DT_RELR, non-PIE executables) the right value is written and a note "
-      "says so. The output (folder or package) must not exist; it is renamed into place when complete.");
+      "says so; a PE image with data after its last section (an overlay, COFF symbols, a signature), which AMD's "
+      "splitter leaves inconsistent, is refused. The output (folder or package) must not exist; it is renamed into place when complete.");
   app.add_option("input", o->inputs, "the HIP binaries, or one directory, or one package, to split")->required();
   app.add_option("-o,--output", o->output, "the new folder (the new package, for a package) to write")->required();
   app.add_option("--name", o->name,

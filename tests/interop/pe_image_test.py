@@ -388,13 +388,14 @@ void entry(void) {
 '''
 
 
-def check_wine(root):
-    """Windows' loader (wine) runs a pruned EXE: what its registration hands the runtime holds only the kept targets."""
+def wine_app(root, hiprt=HIPRT):
+    """A folder holding app.exe (the two translation units, /dynamicbase, this file's CRT) and the stand-in
+    runtime hiprt.dll built from `hiprt`, and the environment that runs it under wine."""
     d = harness.Folder(root)
     harness.write(d.path('kernel32.def'), KERNEL32_DEF)
     harness.run([harness.llvm('llvm-dlltool'), '-d', d.path('kernel32.def'), '-l', d.path('kernel32.lib'), '-m',
                  'i386:x86-64'], check=True)
-    for name, src in (('hiprt', HIPRT), ('crt', CRT)):
+    for name, src in (('hiprt', hiprt), ('crt', CRT)):
         harness.write(d.path(name + '.c'), src)
         harness.run([harness.CLANG, '--target=x86_64-pc-windows-msvc', '-O1', '-c', d.path(name + '.c'), '-o',
                      d.path(name + '.obj')], check=True)
@@ -411,9 +412,14 @@ def check_wine(root):
     harness.run([LLD_LINK, '/entry:entry', '/subsystem:console', '/nodefaultlib', '/dynamicbase',
                  '/out:' + d.path('app.exe')] + objs + [d.path('crt.obj'), d.path('hiprt.lib'), d.path('kernel32.lib')],
                 check=True)
+    return d, {'WINEPREFIX': d.path('prefix'), 'WINEDEBUG': '-all', 'WINEDLLOVERRIDES': 'mscoree,mshtml='}
+
+
+def check_wine(root):
+    """Windows' loader (wine) runs a pruned EXE: what its registration hands the runtime holds only the kept targets."""
+    d, env = wine_app(root)
     r = harness.run([OT, 'prune', '--keep', 'gfx90a', 'app.exe', '-o', 'slim.exe'], cwd=d.dir, text=True)
     check('wine: prune --keep gfx90a app.exe', r.returncode == 0, r.stderr)
-    env = {'WINEPREFIX': d.path('prefix'), 'WINEDEBUG': '-all', 'WINEDLLOVERRIDES': 'mscoree,mshtml='}
     seen = {}
     for exe in ('app.exe', 'slim.exe'):
         run_dir = harness.Folder(root)

@@ -33,7 +33,7 @@ AMD_SHA256 = {
     'test_zstd.kpack': '05e9edfecb1c5357824d1bd37e3dab6e5023bf1736653692aa646f15d14c89fd',
 }
 
-# (binary key, arch, code object), in add_kernel order.
+# (binary key, arch, code object[, metadata]), in add_kernel order.
 NOOP = ('test', 'gfx900X', ['gfx900', 'gfx906'], [
     ('lib/libtest.so#0', 'gfx900', b'KERNEL1_GFX900_DATA' + b'\x00' * 100),
     ('lib/libtest.so#0', 'gfx906', b'KERNEL2_GFX906_DATA' + b'\x00' * 200),
@@ -53,7 +53,7 @@ def kpack(spec, zstd):
     blobs = []
     if zstd:
         area += struct.pack('<I', len(kernels))
-    for ordinal, (binary, arch, data) in enumerate(kernels):
+    for ordinal, (binary, arch, data, *metadata) in enumerate(kernels):
         if zstd:
             frame = zstandard.ZstdCompressor(level=3).compress(data)
             area += struct.pack('<I', len(frame)) + frame
@@ -61,6 +61,8 @@ def kpack(spec, zstd):
             blobs.append({'offset': 64 + len(area), 'size': len(data)})
             area += data
         toc.setdefault(binary, {})[arch] = {'type': 'hsaco', 'ordinal': ordinal, 'original_size': len(data)}
+        if metadata:  # the splitter's {target, source_prefix}
+            toc[binary][arch]['metadata'] = metadata[0]
     top = {'format_version': 1, 'group_name': group, 'gfx_arch_family': family, 'gfx_arches': arches, 'toc': toc}
     if zstd:
         top.update({'compression_scheme': 'zstd-per-kernel', 'zstd_offset': 64, 'zstd_size': len(area)})
