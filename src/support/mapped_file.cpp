@@ -81,12 +81,8 @@ std::shared_ptr<InputFile> InputFile::open(const std::string& path) {
 }
 
 std::shared_ptr<InputFile> InputFile::from_fd(std::string name, int fd) {
-  std::shared_ptr<InputFile> f(new InputFile());
-  f->path_ = std::move(name);
-  f->fd_ = fd;
-  struct stat st{};
-  if (fstat(fd, &st) != 0) throw_open(f->path_, errno);
-  f->size_ = static_cast<std::uint64_t>(st.st_size);
+  std::shared_ptr<InputFile> f = unmapped_from_fd(std::move(name), fd);
+  f->unmapped_ = false;
   if (f->size_ > 0) {
     void* p = mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) throw_open(f->path_, errno);

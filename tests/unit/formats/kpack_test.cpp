@@ -80,15 +80,14 @@ void check_archive(const std::string& name, const std::vector<Want>& want, Kpack
   CHECK(write_kpack(a, by_ordinal) == d);
 }
 
-// The archive written from scratch: AMD's inputs, compressed here where the scheme says.
-std::vector<std::byte> write_fresh(const std::vector<Want>& want, KpackScheme scheme, const char* family,
-                                   std::vector<std::string> arches) {
+// The archive's header and TOC for `want` (AMD's inputs), without blobs.
+KpackArchive archive_of(const std::vector<Want>& want, KpackScheme scheme, const char* family,
+                        std::vector<std::string> arches) {
   KpackArchive a;
   a.group_name = "test";
   a.gfx_arch_family = family;
   a.gfx_arches = std::move(arches);
   a.scheme = scheme;
-  std::vector<std::vector<std::byte>> frames;
   for (const Want& w : want) {
     KpackKernel k;
     k.binary = w.binary;
@@ -96,8 +95,16 @@ std::vector<std::byte> write_fresh(const std::vector<Want>& want, KpackScheme sc
     k.ordinal = w.ordinal;
     k.original_size = w.code.size();
     a.kernels.push_back(k);
-    frames.push_back(scheme == KpackScheme::None ? w.code : kpack_compress(w.code));
   }
+  return a;
+}
+
+// The archive written from scratch: AMD's inputs, compressed here where the scheme says.
+std::vector<std::byte> write_fresh(const std::vector<Want>& want, KpackScheme scheme, const char* family,
+                                   std::vector<std::string> arches) {
+  const KpackArchive a = archive_of(want, scheme, family, std::move(arches));
+  std::vector<std::vector<std::byte>> frames;
+  for (const Want& w : want) frames.push_back(scheme == KpackScheme::None ? w.code : kpack_compress(w.code));
   std::vector<Bytes> stored(frames.begin(), frames.end());
   return write_kpack(a, stored);
 }
@@ -187,21 +194,9 @@ TEST_CASE("kpack: written from AMD's inputs, the archives are AMD's byte for byt
 // frame sizes patched in afterwards, as split writes it.
 std::vector<std::byte> write_streamed(const std::vector<Want>& want, KpackScheme scheme, const char* family,
                                       std::vector<std::string> arches) {
-  KpackArchive a;
-  a.group_name = "test";
-  a.gfx_arch_family = family;
-  a.gfx_arches = std::move(arches);
-  a.scheme = scheme;
+  const KpackArchive a = archive_of(want, scheme, family, std::move(arches));
   std::vector<const Want*> by_ordinal(want.size());
-  for (const Want& w : want) {
-    KpackKernel k;
-    k.binary = w.binary;
-    k.arch = w.arch;
-    k.ordinal = w.ordinal;
-    k.original_size = w.code.size();
-    a.kernels.push_back(k);
-    by_ordinal.at(w.ordinal) = &w;
-  }
+  for (const Want& w : want) by_ordinal.at(w.ordinal) = &w;
   std::vector<std::byte> out;
   auto put = [&](Bytes b) { out.insert(out.end(), b.begin(), b.end()); };
   write_kpack(a, [&](std::size_t i) -> std::uint64_t {
