@@ -59,7 +59,8 @@ class Finder : public contents::Visitor {
 std::string host_id(target::LlvmRelease release, bool aarch64, bool pe) {
   const target::ReleaseTraits& t = target::traits(release);
   if (pe && !t.hip_host_from_target) aarch64 = false;
-  return fmt::format("host-{}-{}-", aarch64 ? "aarch64" : "x86_64", pe ? t.hip_host_rest_pe : t.hip_host_rest);
+  return fmt::format("host-{}-{}-", aarch64 ? "aarch64" : "x86_64",
+                     pe ? t.hip_host_rest_pe : aarch64 ? t.hip_host_rest_aarch64 : t.hip_host_rest);
 }
 
 // The bundle entry ID of a code object: the one the splitter recorded, where

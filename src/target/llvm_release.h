@@ -81,6 +81,11 @@ struct ReleaseTraits {
   // "unknown-linux-gnu", 23 "pc-linux-gnu". join lays bundles out as clang
   // does (prune/join.h).
   std::string_view hip_host_rest;
+  // The same for an AArch64 ELF file: 23 writes the target's normalised
+  // triple, aarch64-unknown-linux-gnu (clang 23 --target=aarch64-linux-gnu,
+  // the default of Debian's arm64 clang), not x86_64's pc vendor; 19 and 22
+  // as for x86_64.
+  std::string_view hip_host_rest_aarch64;
   // The same for --target=<arch>-pc-windows-msvc (a PE image): 19 and 22
   // write their ELF IDs there too; 23 the target's, "pc-windows-msvc"
   // (host-x86_64-pc-windows-msvc-; observed with Debian sid's clang 23.1.4).
