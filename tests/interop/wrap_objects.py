@@ -177,7 +177,7 @@ def cases(root):
         check(f"bad input {args}: exit 1 with one line", r.returncode == 1 and r.stderr == want + "\n" and not r.stdout,
               f"rc={r.returncode}\n{r.stderr}\nwant {want}")
         check(f"bad input {args}: no output or temp file", after == before, sorted(after - before))
-    r = wrap(["--kind=sycl", "--target=x86_64-linux-gnu", "-o", "out.o", "a.img"])
+    r = wrap(["--kind=opencl", "--target=x86_64-linux-gnu", "-o", "out.o", "a.img"])
     check("unknown kind: exit 1, names the choices", r.returncode == 1 and "openmp" in r.stderr and "sycl" in r.stderr
           and r.stderr.count("\n") == 1 and not os.path.exists(S.path("out.o")), r.stderr)
 
