@@ -1359,7 +1359,10 @@ class LinkedPruner {
     patches_.emit(data_, 0, sec_off_, out);
     for (const Item& it : items_) {
       emit_zeros(sec_off_ + it.new_offset - written, out);
-      for (Bytes piece : it.pieces) out(piece);
+      for (Bytes piece : it.pieces) {
+        out(piece);
+        owned_.release(piece);
+      }
     }
     if (split_) {
       emit_zeros(phdr_at_ - written, out);
@@ -1397,7 +1400,7 @@ class LinkedPruner {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> fields_;  // image record fields and their new values
   std::uint64_t sec_off_ = 0, sec_size_ = 0, sec_addr_ = 0, new_sec_size_ = 0, new_sec_end_ = 0;
   std::vector<Item> items_;
-  std::deque<std::vector<std::byte>> owned_;
+  OwnedBytes owned_{file_};  // after file_
   Patches patches_;
   std::uint64_t keep_from_ = 0, shift_ = 0, phdr_at_ = 0;
   bool split_ = false;
