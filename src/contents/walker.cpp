@@ -383,6 +383,10 @@ class Walker {
         ccob(s, bytes, pos, with(chain, text));
       else
         binary(bytes, pos, s.errname, with(chain, text), false, s.base, s.backing, {}, &sp.entries);
+      // Done with this bundle's pages (a CCOB's compressed bytes are all read
+      // to decode it): without this, a library's resident set grew by every
+      // bundle it holds (188 MB for rocBLAS's 66 CCOBs).
+      release(s.backing.shifted(pos), sp.size);
     }
     return !spans.empty();
   }
@@ -661,14 +665,22 @@ class Walker {
     }
     if (!may_be_bundle) fail_at({s.errname, at}, "the compressed bundle holds neither a binary nor a text bundle");
     // A large bundle goes to a scratch file (memory stays flat): reading its
-    // table and the code object headers touches a few of its pages.
+    // table and the code object headers touches a few of its pages. For a
+    // visitor that reads no payloads (list: headers past kMaxHeadersPrefix)
+    // any bundle larger than that prefix does: in memory, each took its whole
+    // size (64 MiB at most, 87 MB resident for rocBLAS's CCOBs).
+    const std::uint64_t in_memory_limit = v_.wants_payloads() ? codec::kInMemoryLimit : kMaxHeadersPrefix;
     std::vector<std::byte> in_memory;
     std::shared_ptr<InputFile> spilled;
     try {
-      if (h.uncompressed_size <= codec::kInMemoryLimit)
+      if (h.uncompressed_size <= in_memory_limit)
         in_memory = codec::decompress(h.method, payload, h.uncompressed_size);
       else
-        spilled = codec::decompress_to_file(h.method, payload, h.uncompressed_size, "", inner);
+        // The compressed bytes read leave memory as the decoder goes (18 MB
+        // for rocBLAS's largest CCOB).
+        spilled = codec::decompress_to_file(h.method, payload, h.uncompressed_size, "", inner, {},
+                                            [&, from = s.backing.shifted(at + (payload.data() - data.data()))](
+                                                std::uint64_t n) { release(from, n); });
     } catch (const Error& e) {
       fail_at({s.errname, at}, "cannot decompress the compressed bundle: {}", e.message());
     }

@@ -2,8 +2,26 @@
 
 namespace ot::prune {
 
+Bytes OwnedBytes::keep(Bytes b) {
+  if (b.size() < kInMemory) return memory_.emplace_back(b.begin(), b.end());
+  if (!file_) file_.emplace(OutputFile::scratch_beside(near_));
+  const std::uint64_t at = file_->written();
+  file_->write(b);
+  // Mapped from the file as written so far (a dup of its descriptor, closed
+  // with the InputFile; the mapping outlives it): nothing resident until read.
+  std::unique_ptr<InputFile::Range> r = file_->read_back(near_ + " (pruned)")->map_range(at, b.size());
+  const Bytes view = r->bytes();
+  stored_.emplace(view.data(), std::move(r));
+  return view;
+}
+
+void OwnedBytes::release(Bytes b) const {
+  auto it = stored_.find(b.data());
+  if (it != stored_.end()) it->second->release(0, b.size());
+}
+
 Report prune_item(const InputFile& in, Item& it, Bytes section, std::uint64_t off, bool fatbin,
-                  const Selection& selection, const std::string& file, std::deque<std::vector<std::byte>>& owned) {
+                  const Selection& selection, const std::string& file, OwnedBytes& owned) {
   const Bytes data = in.bytes();
   Report r = rebase_errors(off + it.offset, [&] {
     const codec::Sink keep = [&](Bytes piece) {
@@ -11,8 +29,7 @@ Report prune_item(const InputFile& in, Item& it, Bytes section, std::uint64_t of
       if (piece.data() >= data.data() && piece.data() + piece.size() <= data.data() + data.size()) {
         it.pieces.push_back(piece);
       } else {
-        owned.emplace_back(piece.begin(), piece.end());
-        it.pieces.push_back(owned.back());
+        it.pieces.push_back(owned.keep(piece));
       }
     };
     const Bytes bytes = section.subspan(it.offset, it.size);

@@ -9,6 +9,8 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "prune/prune.h"
 #include "support/error.h"
 #include "support/mapped_file.h"
+#include "support/output_file.h"
 
 namespace ot::prune {
 
@@ -114,6 +117,29 @@ struct Item {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> images = {};
 };
 
+// The bytes pruning makes (compressed bundles compressed again, rewritten
+// fatbins), kept until the file is written. A large one goes to an unlinked
+// scratch file beside the output and is mapped back, its pages left to the
+// page cache until the writer reads them (release() after): held in memory, a
+// library of many CCOBs pruned to most of its GPUs held all of them (166 MB of
+// rocBLAS's 188 MB as CCOBs). Small ones (a fatbin's few KiB) stay in memory.
+class OwnedBytes {
+ public:
+  explicit OwnedBytes(std::string near) : near_(std::move(near)) {}
+  // A copy of `b`, valid while this lives.
+  Bytes keep(Bytes b);
+  // Done with `b` (a view keep() returned, or anything else: nothing): the
+  // pages of a stored one leave memory.
+  void release(Bytes b) const;
+
+ private:
+  static constexpr std::size_t kInMemory = 1u << 20;
+  std::string near_;
+  std::deque<std::vector<std::byte>> memory_;
+  std::optional<OutputFile> file_;
+  std::map<const std::byte*, std::unique_ptr<InputFile::Range>> stored_;  // by their data
+};
+
 // Prunes `it`, the item at [it.offset, + it.size) of `section` (which lies
 // at file offset `off` of `in`): a blob's bundle with prune_container, a
 // fatbin (`fatbin`) with prune_fatbin_container, its headers read with pread.
@@ -121,7 +147,7 @@ struct Item {
 // bytes as they were: a CCOB is not compressed again); errors are rebased to
 // the file. Pieces that are not views of the input are kept in `owned`.
 Report prune_item(const InputFile& in, Item& it, Bytes section, std::uint64_t off, bool fatbin,
-                  const Selection& selection, const std::string& file, std::deque<std::vector<std::byte>>& owned);
+                  const Selection& selection, const std::string& file, OwnedBytes& owned);
 
 // What join (prune/join.cpp) gives a kpack'd binary back in place of its
 // records' marker: one bundle per HIPK record, by the record's position in its

@@ -633,7 +633,10 @@ class PePruner {
       for (const Item& it : d->items) {
         if (it.new_size == 0) continue;
         emit_zeros(it.new_offset - at, out);
-        for (Bytes piece : it.pieces) out(piece);
+        for (Bytes piece : it.pieces) {
+        out(piece);
+        owned_.release(piece);
+      }
         at = it.new_offset + it.new_size;
       }
       emit_zeros(d->new_raw_size - at, out);
@@ -690,7 +693,7 @@ class PePruner {
   bool cuda_ = false;
   std::uint64_t cert_size_ = 0;
   std::vector<std::byte> header_buf_;
-  std::deque<std::vector<std::byte>> owned_;
+  OwnedBytes owned_{file_};  // after file_
   Patches patches_;
   Report report_;
 };

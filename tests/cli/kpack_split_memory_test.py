@@ -19,82 +19,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import harness  # noqa: E402
 from harness import OT, check  # noqa: E402
 import generate  # noqa: E402  Debian's python3-msgpack and python3-zstandard
+import synthetic_ccob  # noqa: E402
 
 ARCHES = ('gfx906', 'gfx90a', 'gfx1100')
 BIG = 192 << 20          # each code object's bytes
 LIMIT = 512 << 20        # the address-space limit: below one bundle's decompressed size (576 MiB)
-HOST = b'host-x86_64-unknown-linux-gnu-'
-
-
-def code_object(bundle, arch):
-    """A code object of BIG bytes that says where it belongs: a 4 KiB head of
-    pseudo-random bytes seeded by its bundle and architecture, a run of one
-    byte, an 8 KiB tail likewise. As zstd blocks: raw, RLE, raw."""
-    seed = hashlib.sha256(b'%d %s' % (bundle, arch.encode())).digest()
-    head = b''.join(hashlib.sha256(seed + struct.pack('<I', i)).digest() for i in range(4096 // 32))
-    tail = b''.join(hashlib.sha256(seed + b't' + struct.pack('<I', i)).digest() for i in range(8192 // 32))
-    fill = 0x40 + 7 * bundle + ARCHES.index(arch)
-    return head, fill, BIG - len(head) - len(tail), tail
 
 
 def ccob(bundle):
-    """The CCOB (v2, zstd, window 2^27 as LLVM's long-distance matching makes
-    it) of a binary bundle of the host entry and one code object per
-    architecture, each at a 4 KiB boundary, as clang lays out HIP bundles; the
-    hash is LLVM's truncated MD5 (the first 8 digest bytes, little-endian)."""
-    ids = [HOST] + [b'hipv4-amdgcn-amd-amdhsa--' + a.encode() for a in ARCHES]
-    table_size = 24 + 8 + sum(24 + len(i) for i in ids)
-    first = (table_size + 4095) // 4096 * 4096
-    offsets = [first] + [first + i * BIG for i in range(len(ARCHES))]
-    sizes = [0] + [BIG] * len(ARCHES)
-    table = b'__CLANG_OFFLOAD_BUNDLE__' + struct.pack('<Q', len(ids))
-    for i, o, n in zip(ids, offsets, sizes):
-        table += struct.pack('<QQQ', o, n, len(i)) + i
-    pieces = [('raw', table + bytes(first - len(table)))]
-    for a in ARCHES:
-        head, fill, run, tail = code_object(bundle, a)
-        pieces += [('raw', head), ('rle', fill, run), ('raw', tail)]
-    total = first + BIG * len(ARCHES)
-    blocks, md5 = [], hashlib.md5()
-    chunk = {}
-    for n, p in enumerate(pieces):
-        last = n == len(pieces) - 1
-        if p[0] == 'raw':
-            for at in range(0, len(p[1]), 1 << 17):
-                part = p[1][at:at + (1 << 17)]
-                end = last and at + len(part) == len(p[1])
-                blocks.append(struct.pack('<I', end | (0 << 1) | (len(part) << 3))[:3] + part)
-            md5.update(p[1])
-        else:
-            _, fill, run = p
-            left = run
-            while left:
-                k = min(1 << 17, left)
-                left -= k
-                blocks.append(struct.pack('<I', (last and not left) | (1 << 1) | (k << 3))[:3] + bytes([fill]))
-            if fill not in chunk:
-                chunk[fill] = bytes([fill]) * (16 << 20)
-            for _ in range(run // len(chunk[fill])):
-                md5.update(chunk[fill])
-            md5.update(bytes([fill]) * (run % len(chunk[fill])))
-    frame = struct.pack('<I', 0xFD2FB528) + bytes([0xC0, (27 - 10) << 3]) + struct.pack('<Q', total) + b''.join(blocks)
-    return b'CCOB' + struct.pack('<HHIIQ', 2, 1, 24 + len(frame), total,
-                                 int.from_bytes(md5.digest()[:8], 'little')) + frame
+    """The CCOB of a bundle of the host entry and one code object of BIG bytes
+    per architecture (synthetic_ccob), each seeded by its bundle and arch."""
+    return synthetic_ccob.ccob([b'hipv4-amdgcn-amd-amdhsa--' + a.encode() for a in ARCHES],
+                               [synthetic_ccob.code_object(b'%d %s' % (bundle, a.encode()), BIG) for a in ARCHES])
 
 
-ASM = '''
-  .section .hip_fatbin,"a",@progbits
-  .p2align 12
-b0: .incbin "b0.ccob"
-  .p2align 12
-b1: .incbin "b1.ccob"
-  .section .hipFatBinSegment,"aw",@progbits
-  .p2align 3
-  .long 0x48495046, 1
-  .quad b0, 0
-  .long 0x48495046, 1
-  .quad b1, 0
-'''
+ASM = synthetic_ccob.hip_library_asm(['b0.ccob', 'b1.ccob'])
 
 
 def archive_blobs(path, zstd):
