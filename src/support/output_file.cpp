@@ -85,7 +85,10 @@ std::string folder_of(const std::string& near) {
 OutputFile OutputFile::scratch_beside(const std::string& name) {
   std::string folder = folder_of(name);
   struct stat st {};
-  return scratch(::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? name : "");
+  // A folder the user cannot write (an input in /opt/rocm/lib, pruned by a
+  // user to a file of their own) takes no scratch file: $TMPDIR does.
+  const bool beside = ::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(folder.c_str(), W_OK) == 0;
+  return scratch(beside ? name : "");
 }
 
 OutputFile OutputFile::scratch(const std::string& near) {

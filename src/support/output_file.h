@@ -51,9 +51,9 @@ class OutputFile {
   // within one file system), or in $TMPDIR (else /tmp) when `near` is "-" or
   // empty; a folder that cannot take one is an error naming it.
   static OutputFile scratch(const std::string& near);
-  // The same beside the file `name` names where its folder exists, else in
-  // $TMPDIR: `name` may be a display name that is no path (a package
-  // member's chain, "pkg.deb(data.tar.xz)(./usr/lib/x.co)").
+  // The same beside the file `name` names where its folder exists and the
+  // user may write there, else in $TMPDIR: `name` may be a display name that
+  // is no path (a package member's chain, "pkg.deb(data.tar.xz)(./usr/lib/x.co)").
   static OutputFile scratch_beside(const std::string& name);
   OutputFile(OutputFile&&) noexcept;
   OutputFile(const OutputFile&) = delete;

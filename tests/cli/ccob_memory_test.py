@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 
@@ -135,7 +136,10 @@ def body(root):
         r = harness.run(['objcopy', '-O', 'binary', '--only-section=.hip_fatbin', 'pruned.so', 'fatbin.bin'],
                         cwd=d.dir)
         check('objcopy extracts the pruned .hip_fatbin', r.returncode == 0, r.stderr)
-        os.unlink(d.path('pruned.so'))
+        if flags[0] == '--drop':  # the reference of read_only_folder
+            os.rename(d.path('pruned.so'), d.path('dropped.so'))
+        else:
+            os.unlink(d.path('pruned.so'))
         with open(d.path('fatbin.bin'), 'rb') as f:
             pruned = synthetic_ccob.split_ccobs(f.read())
         os.unlink(d.path('fatbin.bin'))
@@ -149,6 +153,37 @@ def body(root):
                   entries == want_kept and got == {i: shas[b][i] for i, _ in want_kept if i in shas[b]},
                   '%s %s\nwant %s' % (entries, got, want_kept))
         os.unlink(d.path('p.ccob'))
+    read_only_folder(root, d)
+
+
+def read_only_folder(root, d):
+    """prune --drop of the library in a folder its user cannot write (an
+    install in /opt/rocm/lib, say), as nobody, to a folder of nobody's: the
+    re-compressed CCOBs kept until the file is written go to $TMPDIR, not
+    beside the input (that failed: "cannot create a scratch file")."""
+    what = 'prune --drop %s of the library in a read-only folder, as nobody' % ARCHES[0]
+    if not check('%s: the suite runs as root (to run offloadtool as nobody)' % what, os.geteuid() == 0):
+        return
+    import pwd
+    nobody = pwd.getpwnam('nobody')
+    for folder in (root, d.dir):
+        os.chmod(folder, 0o755)
+    ro, out = os.path.join(root, 'ro'), os.path.join(root, 'out')
+    os.makedirs(ro)
+    os.makedirs(out)
+    os.chown(out, nobody.pw_uid, nobody.pw_gid)
+    os.rename(d.path('libmany.so'), os.path.join(ro, 'libmany.so'))
+    ot = os.path.join(root, 'offloadtool')
+    shutil.copy(OT, ot)
+    os.chmod(ro, 0o555)
+    r = harness.run(['setpriv', '--reuid=%d' % nobody.pw_uid, '--regid=%d' % nobody.pw_gid, '--clear-groups', '--',
+                     ot, 'prune', '--drop', ARCHES[0], os.path.join(ro, 'libmany.so'), '-o',
+                     os.path.join(out, 'pruned.so')], text=True, env={'TMPDIR': '/tmp'}, timeout=600)
+    check('%s: exit 0, silent' % what, r.returncode == 0 and not r.stderr, r.stderr)
+    check('%s: the same bytes as the prune beside it' % what,
+          os.path.exists(os.path.join(out, 'pruned.so')) and
+          harness.same_file(os.path.join(out, 'pruned.so'), d.path('dropped.so')))
+    os.chmod(ro, 0o755)
 
 
 if __name__ == '__main__':
