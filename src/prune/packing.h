@@ -119,7 +119,8 @@ struct Item {
 
 // The bytes pruning makes (compressed bundles compressed again, rewritten
 // fatbins), kept until the file is written. A large one goes to an unlinked
-// scratch file beside the output and is mapped back, its pages left to the
+// scratch file beside the input (in $TMPDIR where its folder is not
+// writable: OutputFile::scratch_beside) and is mapped back, its pages left to the
 // page cache until the writer reads them (release() after): held in memory, a
 // library of many CCOBs pruned to most of its GPUs held all of them (166 MB of
 // rocBLAS's 188 MB as CCOBs). Small ones (a fatbin's few KiB) stay in memory.
