@@ -20,10 +20,9 @@ sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 sys.path.insert(0, os.path.join(HERE, '..', 'data', 'kpack'))
 import harness  # noqa: E402
 import generate  # noqa: E402  (AMD's archive writer, reproduced)
-from harness import read, run, write  # noqa: E402
+from harness import read, write  # noqa: E402
 
 BUNDLER = harness.LLVM_BUNDLER
-MAGIC = b'__CLANG_OFFLOAD_BUNDLE__'
 SECTION = 40
 
 
@@ -49,27 +48,9 @@ def headers(d):
     return coff, opt, table, secs
 
 
-def bundles(blob):
-    starts = [p for p in range(0, len(blob)) if blob[p:p + len(MAGIC)] == MAGIC and p % 4096 == 0]
-    return [blob[a:b] for a, b in zip(starts, starts[1:] + [len(blob)])]
-
-
 def unbundle(blob, folder):
     """[{id: code object}] per bundle (host entries: b'')."""
-    out = []
-    for i, b in enumerate(bundles(blob)):
-        path = os.path.join(folder, 'b%d' % i)
-        write(path, b)
-        objs = {}
-        for t in run([BUNDLER, '--list', '--type=o', '--input=' + path], text=True, check=True).stdout.split():
-            if t.startswith('host-'):
-                objs[t] = b''
-                continue
-            run([BUNDLER, '--unbundle', '--type=o', '--input=' + path, '--targets=' + t, '--output=' + path + '.co'],
-                check=True)
-            objs[t] = read(path + '.co')
-        out.append(objs)
-    return out
+    return harness.unbundle_hip_fatbin(blob, folder, BUNDLER)
 
 
 def kpack(image, tree, rel, work, name='t', source_prefix=''):

@@ -856,6 +856,34 @@ def binary_bundle(entries):
     return head + meta + data
 
 
+def hip_fatbin_bundles(blob):
+    """The bundles of a linked .hip_fatbin (or a PE image's .hip_fat): one at
+    each 4 KiB boundary holding the bundle magic, up to the next."""
+    starts = [p for p in range(0, len(blob), 4096) if blob[p:p + 24] == b'__CLANG_OFFLOAD_BUNDLE__']
+    return [blob[a:b] for a, b in zip(starts, starts[1:] + [len(blob)])]
+
+
+def unbundle_hip_fatbin(blob, folder, bundler=None):
+    """[{id: code object}] per bundle of hip_fatbin_bundles(blob), as
+    `bundler` (LLVM_BUNDLER by default) lists and unbundles each; host entries
+    b'' (the bundler unbundles nothing for them). Files go to `folder`."""
+    bundler = bundler or LLVM_BUNDLER
+    out = []
+    for i, b in enumerate(hip_fatbin_bundles(blob)):
+        path = os.path.join(folder, 'bundle%d' % i)
+        write(path, b)
+        objs = {}
+        for t in run([bundler, '--list', '--type=o', '--input=' + path], text=True, check=True).stdout.split():
+            if t.startswith('host-'):
+                objs[t] = b''
+                continue
+            run([bundler, '--unbundle', '--type=o', '--input=' + path, '--targets=' + t, '--output=' + path + '.co'],
+                check=True)
+            objs[t] = read(path + '.co')
+        out.append(objs)
+    return out
+
+
 def tar_gnu(members):
     """A GNU-format tar archive (long names in ././@LongLink records) of
     (name, bytes) pairs, regular files, in order."""

@@ -43,7 +43,6 @@ BUNDLER = '/usr/lib/llvm-19/bin/clang-offload-bundler'
 HIP_RUNTIME = '/usr/lib/x86_64-linux-gnu/libamdhip64.so.5'
 ARCHS = ['--offload-arch=gfx906', '--offload-arch=gfx90a:xnack-', '--offload-arch=gfx1030']
 HIP = ['-x', 'hip'] + ARCHS + ['-nogpulib', '-nogpuinc']
-MAGIC = b'__CLANG_OFFLOAD_BUNDLE__'
 # The host entry's ID Debian's clang writes in .hip_fatbin, per release (observed; join writes the release's).
 HOST_IDS = {'19': 'host-x86_64-unknown-linux--', '22': 'host-x86_64-unknown-linux-gnu-', '23': 'host-x86_64-pc-linux-gnu-'}
 
@@ -74,29 +73,9 @@ def section(path, name):
         return f.read(s['size'])
 
 
-def bundles(blob):
-    """The bundles of a .hip_fatbin: one at each 4 KiB boundary holding the magic."""
-    starts = [p for p in range(0, len(blob), 4096) if blob[p:p + len(MAGIC)] == MAGIC]
-    return [blob[a:b] for a, b in zip(starts, starts[1:] + [len(blob)])]
-
-
 def unbundled(blob, folder):
     """[{id: code object}] per bundle, as LLVM 19's clang-offload-bundler unbundles them."""
-    out = []
-    for i, b in enumerate(bundles(blob)):
-        path = os.path.join(folder, 'bundle%d' % i)
-        write(path, b)
-        ids = run([BUNDLER, '--list', '--type=o', '--input=' + path], text=True, check=True).stdout.split()
-        objs = {}
-        for t in ids:
-            if t.startswith('host-'):  # empty: the bundler unbundles nothing for it
-                objs[t] = b''
-                continue
-            run([BUNDLER, '--unbundle', '--type=o', '--input=' + path, '--targets=' + t,
-                 '--output=' + path + '.co'], check=True)
-            objs[t] = read(path + '.co')
-        out.append(objs)
-    return out
+    return harness.unbundle_hip_fatbin(blob, folder, BUNDLER)
 
 
 def device_only(per_bundle):
