@@ -169,9 +169,7 @@ def listing(path):
     """`cuobjdump -all -lelf -lptx path`: [(member, kind, arch)], problem
     (its info lines that a file holds no cubin or no PTX are none)."""
     entries, problem = cu.cuobjdump_list(path, True)
-    if problem and all(l.startswith('cuobjdump info') and 'file found' in l for l in problem.splitlines()):
-        problem = None
-    return [(x['member'], x['kind'], x['arch']) for x in entries], problem
+    return [(x['member'], x['kind'], x['arch']) for x in entries], cu.none_found_only(problem)
 
 
 def cuobjdump_says_nothing(path):

@@ -162,6 +162,14 @@ def cuobjdump_list(path, all_fatbins):
     return entries, r.stderr.strip() or None
 
 
+def none_found_only(problem):
+    """`problem` (cuobjdump_list's), or None when it is only cuobjdump's info
+    lines that a file holds no cubin or no PTX (a pruned file may hold none)."""
+    if problem and all(l.startswith('cuobjdump info') and 'file found' in l for l in problem.splitlines()):
+        return None
+    return problem
+
+
 def list_json(path):
     r = run([OT, 'list', '--json', path], text=True, timeout=600)
     if r.returncode != 0:
@@ -688,8 +696,9 @@ def recorded_cuobjdump13():
             current = pruned.setdefault((n.group(1), n.group(2)), [])
         elif x:
             current = extracted.setdefault(x.group(1), {})
-        elif line.startswith('== exit'):
-            current = current if current is not None and any(current is v for v in pruned.values()) else None
+        elif line.startswith('== exit'):  # ends a listing; nvprune's block goes on with cuobjdump's listing of p.o
+            if not any(current is v for v in pruned.values()):
+                current = None
         elif line.startswith('=='):
             current = None
         elif entry and isinstance(current, list):
