@@ -180,6 +180,13 @@ def cases(root):
     r = wrap(["--kind=opencl", "--target=x86_64-linux-gnu", "-o", "out.o", "a.img"])
     check("unknown kind: exit 1, names the choices", r.returncode == 1 and "openmp" in r.stderr and "sycl" in r.stderr
           and r.stderr.count("\n") == 1 and not os.path.exists(S.path("out.o")), r.stderr)
+    for kind, extra in (("hip", []), ("openmp", ["--scheme=llvm14"])):
+        before = set(S.names())
+        r = wrap([f"--kind={kind}", "--relocatable", "--target=x86_64-linux-gnu", "-o", "out.o", "a.img"] + extra)
+        check(f"--relocatable with --kind={kind} {' '.join(extra)}: exit 1, one line saying where it applies, "
+              "no output or temp file",
+              r.returncode == 1 and r.stderr == "offloadtool wrap: error: --relocatable applies to OpenMP images in "
+              ".llvm.offloading (--kind openmp, --scheme llvm19)\n" and set(S.names()) == before, r.stderr)
 
     # The personality against LLVM 14's own clang-offload-wrapper, both run as ./clang-offload-wrapper.
     for d, target in (("ref", W14), ("ours", OT)):
